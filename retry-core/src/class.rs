@@ -1,0 +1,280 @@
+//! The four classes every error falls into, and the classification that
+//! carries a class together with the error's code and a server-given delay.
+
+use core::fmt;
+use core::time::Duration;
+
+/// What kind of failure an error is; the class decides whether it is retried.
+///
+/// ```
+/// use retry::Class;
+///
+/// assert!(Class::Transient.is_retryable());
+/// assert!(!Class::Validation.is_retryable());
+/// assert_eq!(Class::RateLimited.as_str(), "rate_limited");
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Class {
+    /// A failure that passes by itself: a dropped connection, a timeout, a
+    /// 503, a deadlock. Retried with backoff.
+    Transient,
+    /// The server asked the caller to slow down (HTTP 429, a 503 with
+    /// `Retry-After`). Retried after the server's delay when it gave one,
+    /// otherwise after the backoff.
+    RateLimited,
+    /// A failure that will not pass: 401/403/404, a duplicate key. Never
+    /// retried; worth a person's review.
+    Logical,
+    /// The caller's input is wrong: 400/422, a data exception. Never retried.
+    Validation,
+}
+
+impl Class {
+    /// Whether errors of this class are retried.
+    pub const fn is_retryable(self) -> bool {
+        matches!(self, Class::Transient | Class::RateLimited)
+    }
+
+    /// The class as it appears in logs: `transient`, `rate_limited`,
+    /// `logical` or `validation`.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Class::Transient => "transient",
+            Class::RateLimited => "rate_limited",
+            Class::Logical => "logical",
+            Class::Validation => "validation",
+        }
+    }
+}
+
+impl fmt::Display for Class {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A short error code kept inline (no allocation): `"503"`, `"40P01"`,
+/// `"1213"`, `"CLUSTERDOWN"`.
+///
+/// Codes longer than [`Code::CAPACITY`] bytes are cut at a character boundary.
+///
+/// ```
+/// use retry::Code;
+///
+/// assert_eq!(Code::new("40P01").as_str(), "40P01");
+/// assert_eq!(Code::number(503).as_str(), "503");
+/// ```
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Code {
+    len: u8,
+    bytes: [u8; Code::CAPACITY],
+}
+
+impl Code {
+    /// The longest code kept, in bytes.
+    pub const CAPACITY: usize = 23;
+
+    /// A code from text, cut to [`Code::CAPACITY`] bytes at a character
+    /// boundary.
+    pub const fn new(text: &str) -> Code {
+        let src = text.as_bytes();
+        let mut len = if src.len() < Code::CAPACITY {
+            src.len()
+        } else {
+            Code::CAPACITY
+        };
+        // Step back over UTF-8 continuation bytes so the cut stays valid text.
+        while len < src.len() && len > 0 && (src[len] & 0b1100_0000) == 0b1000_0000 {
+            len -= 1;
+        }
+        let mut bytes = [0u8; Code::CAPACITY];
+        let mut i = 0;
+        while i < len {
+            bytes[i] = src[i];
+            i += 1;
+        }
+        Code {
+            len: len as u8,
+            bytes,
+        }
+    }
+
+    /// A numeric code written in decimal, such as an HTTP status or a MySQL
+    /// error number.
+    pub const fn number(mut n: u64) -> Code {
+        let mut digits = [0u8; 20];
+        let mut count = 0;
+        loop {
+            digits[count] = b'0' + (n % 10) as u8;
+            count += 1;
+            n /= 10;
+            if n == 0 {
+                break;
+            }
+        }
+        let mut bytes = [0u8; Code::CAPACITY];
+        let mut i = 0;
+        while i < count {
+            bytes[i] = digits[count - 1 - i];
+            i += 1;
+        }
+        Code {
+            len: count as u8,
+            bytes,
+        }
+    }
+
+    /// The code as text.
+    pub fn as_str(&self) -> &str {
+        let bytes = &self.bytes[..usize::from(self.len)];
+        // Built only from whole `&str` characters or ASCII digits.
+        core::str::from_utf8(bytes).unwrap_or_default()
+    }
+}
+
+impl fmt::Debug for Code {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(self.as_str(), f)
+    }
+}
+
+impl fmt::Display for Code {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl From<&str> for Code {
+    fn from(text: &str) -> Code {
+        Code::new(text)
+    }
+}
+
+impl From<u16> for Code {
+    fn from(n: u16) -> Code {
+        Code::number(u64::from(n))
+    }
+}
+
+impl From<u32> for Code {
+    fn from(n: u32) -> Code {
+        Code::number(u64::from(n))
+    }
+}
+
+/// A [`Class`] with the error's code and the delay the server asked for, if
+/// any. This is what classifiers return.
+///
+/// ```
+/// use retry::{Class, Classification};
+/// use std::time::Duration;
+///
+/// let c = Classification::rate_limited()
+///     .with_code(429u16)
+///     .with_retry_after(Duration::from_secs(2));
+/// assert_eq!(c.class(), Class::RateLimited);
+/// assert_eq!(c.code(), Some("429"));
+/// assert_eq!(c.retry_after(), Some(Duration::from_secs(2)));
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Classification {
+    class: Class,
+    code: Option<Code>,
+    retry_after: Option<Duration>,
+}
+
+impl Classification {
+    /// A classification with no code and no server delay.
+    pub const fn new(class: Class) -> Classification {
+        Classification {
+            class,
+            code: None,
+            retry_after: None,
+        }
+    }
+
+    /// [`Class::Transient`].
+    pub const fn transient() -> Classification {
+        Classification::new(Class::Transient)
+    }
+
+    /// [`Class::RateLimited`].
+    pub const fn rate_limited() -> Classification {
+        Classification::new(Class::RateLimited)
+    }
+
+    /// [`Class::Logical`].
+    pub const fn logical() -> Classification {
+        Classification::new(Class::Logical)
+    }
+
+    /// [`Class::Validation`].
+    pub const fn validation() -> Classification {
+        Classification::new(Class::Validation)
+    }
+
+    /// The same classification carrying the error's code.
+    pub fn with_code(mut self, code: impl Into<Code>) -> Classification {
+        self.code = Some(code.into());
+        self
+    }
+
+    /// The same classification carrying a delay the server asked for.
+    pub const fn with_retry_after(mut self, delay: Duration) -> Classification {
+        self.retry_after = Some(delay);
+        self
+    }
+
+    /// The class.
+    pub const fn class(&self) -> Class {
+        self.class
+    }
+
+    /// The error's code, if the classifier knew it.
+    pub fn code(&self) -> Option<&str> {
+        self.code.as_ref().map(Code::as_str)
+    }
+
+    /// The delay the server asked for, if any.
+    pub const fn retry_after(&self) -> Option<Duration> {
+        self.retry_after
+    }
+}
+
+impl From<Class> for Classification {
+    fn from(class: Class) -> Classification {
+        Classification::new(class)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn code_keeps_short_text_and_cuts_long_text_at_a_char_boundary() {
+        assert_eq!(Code::new("").as_str(), "");
+        assert_eq!(Code::new("CLUSTERDOWN").as_str(), "CLUSTERDOWN");
+        let long = "RESOURCE_EXHAUSTED_AND_THEN_SOME";
+        assert_eq!(Code::new(long).as_str(), &long[..Code::CAPACITY]);
+        // 22 ASCII bytes then a 2-byte character straddling the limit.
+        let text = format!("{}é", "a".repeat(22));
+        assert_eq!(Code::new(&text).as_str(), "a".repeat(22));
+    }
+
+    #[test]
+    fn code_number_writes_decimal() {
+        assert_eq!(Code::number(0).as_str(), "0");
+        assert_eq!(Code::number(1213).as_str(), "1213");
+        assert_eq!(Code::number(u64::MAX).as_str(), u64::MAX.to_string());
+        assert_eq!(Code::from(503u16).as_str(), "503");
+    }
+
+    #[test]
+    fn only_transient_and_rate_limited_are_retryable() {
+        assert!(Class::Transient.is_retryable());
+        assert!(Class::RateLimited.is_retryable());
+        assert!(!Class::Logical.is_retryable());
+        assert!(!Class::Validation.is_retryable());
+    }
+}

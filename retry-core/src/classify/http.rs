@@ -1,0 +1,539 @@
+//! HTTP status codes and the `Retry-After` header.
+//!
+//! | status | class |
+//! |---|---|
+//! | 408 Request Timeout, 421 Misdirected Request, 425 Too Early | transient |
+//! | 429 Too Many Requests | rate-limited (with the `Retry-After` delay when given) |
+//! | 503 Service Unavailable | rate-limited with a valid `Retry-After`, else transient |
+//! | 413 Content Too Large | rate-limited with a valid `Retry-After`, else validation |
+//! | 500, 502, 504, 507 and every other 5xx but 501, 508, 511 | transient |
+//! | 400 Bad Request, 422 Unprocessable Content, 431 Request Header Fields Too Large | validation |
+//! | 501, 508, 511, every other 4xx (401, 403, 404, 405, 409, 410, 412, ...) and anything below 400 | logical |
+//!
+//! Facts from RFC 9110 §15, RFC 6585 and RFC 8470. A 500 may come from a
+//! deterministic server bug, so keep `max` small for non-idempotent calls.
+//!
+//! With the `http` feature, [`http::StatusCode`](::http::StatusCode) is
+//! [`Classified`](crate::Classified) and [`classify_response`] reads
+//! `Retry-After` from an [`http::HeaderMap`](::http::HeaderMap).
+
+use core::fmt;
+use core::time::Duration;
+use std::time::SystemTime;
+
+use crate::class::{Class, Classification, Code};
+
+/// The class of an HTTP status code, carrying the code.
+///
+/// ```
+/// use retry::{http, Class};
+///
+/// assert_eq!(http::status(503).class(), Class::Transient);
+/// assert_eq!(http::status(429).class(), Class::RateLimited);
+/// assert_eq!(http::status(404).class(), Class::Logical);
+/// assert_eq!(http::status(422).class(), Class::Validation);
+/// assert_eq!(http::status(503).code(), Some("503"));
+/// ```
+pub fn status(code: u16) -> Classification {
+    Classification::new(status_class(code)).with_code(Code::number(u64::from(code)))
+}
+
+fn status_class(code: u16) -> Class {
+    match code {
+        408 | 421 | 425 => Class::Transient,
+        429 => Class::RateLimited,
+        400 | 413 | 422 | 431 => Class::Validation,
+        501 | 508 | 511 => Class::Logical,
+        500..=599 => Class::Transient,
+        _ => Class::Logical,
+    }
+}
+
+/// The class of a response from its status and its `Retry-After` value, if
+/// any: a 429, 503 or 413 with a valid delay is rate-limited with that
+/// delay. A `Retry-After` that does not parse is ignored (the status alone
+/// decides), as RFC 9110 asks.
+///
+/// ```
+/// use retry::{http, Class};
+/// use std::time::{Duration, SystemTime};
+///
+/// let c = http::response(503, Some("2"), SystemTime::now());
+/// assert_eq!(c.class(), Class::RateLimited);
+/// assert_eq!(c.retry_after(), Some(Duration::from_secs(2)));
+///
+/// // Garbage is no hint: a plain 503 is transient.
+/// let c = http::response(503, Some("soon"), SystemTime::now());
+/// assert_eq!(c.class(), Class::Transient);
+/// assert_eq!(c.retry_after(), None);
+/// ```
+pub fn response(code: u16, retry_after: Option<&str>, now: SystemTime) -> Classification {
+    let plain = status(code);
+    if !matches!(code, 413 | 429 | 503) {
+        return plain;
+    }
+    match retry_after.map(|value| parse_retry_after(value, now)) {
+        Some(Ok(delay)) => Classification::rate_limited()
+            .with_code(Code::number(u64::from(code)))
+            .with_retry_after(delay),
+        _ => plain,
+    }
+}
+
+/// The longest delay a `Retry-After` value may ask for; anything longer is
+/// [`RetryAfterError::TooLarge`]. A policy caps it further with
+/// `max_retry_after`.
+pub const MAX_RETRY_AFTER_HINT: Duration = Duration::from_secs(365 * 24 * 60 * 60);
+
+/// Why a `Retry-After` value gives no delay.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum RetryAfterError {
+    /// The value is empty or only whitespace.
+    Empty,
+    /// The value is neither delay-seconds nor an HTTP-date.
+    Malformed,
+    /// The value is a negative number of seconds.
+    Negative,
+    /// The delay is longer than [`MAX_RETRY_AFTER_HINT`] (or overflows).
+    TooLarge,
+    /// The HTTP-date is not after `now`.
+    InThePast,
+}
+
+impl fmt::Display for RetryAfterError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            RetryAfterError::Empty => "Retry-After is empty",
+            RetryAfterError::Malformed => {
+                "Retry-After is neither a number of seconds nor an HTTP-date"
+            }
+            RetryAfterError::Negative => "Retry-After is a negative number of seconds",
+            RetryAfterError::TooLarge => "Retry-After asks for more than a year",
+            RetryAfterError::InThePast => "Retry-After names a date that has passed",
+        })
+    }
+}
+
+impl std::error::Error for RetryAfterError {}
+
+/// Parses a `Retry-After` value (RFC 9110 §10.2.3): delay-seconds (`120`) or
+/// an HTTP-date in any of its three forms (IMF-fixdate, RFC 850, asctime),
+/// measured from `now`. Never panics.
+///
+/// ```
+/// use retry::http::{parse_retry_after, RetryAfterError};
+/// use std::time::{Duration, SystemTime, UNIX_EPOCH};
+///
+/// let now = UNIX_EPOCH + Duration::from_secs(784_111_770); // 06 Nov 1994 08:49:30 GMT
+/// assert_eq!(parse_retry_after("120", now), Ok(Duration::from_secs(120)));
+/// assert_eq!(
+///     parse_retry_after("Sun, 06 Nov 1994 08:49:37 GMT", now),
+///     Ok(Duration::from_secs(7)),
+/// );
+/// assert_eq!(parse_retry_after("-1", now), Err(RetryAfterError::Negative));
+/// assert_eq!(parse_retry_after("soon", now), Err(RetryAfterError::Malformed));
+/// ```
+pub fn parse_retry_after(value: &str, now: SystemTime) -> Result<Duration, RetryAfterError> {
+    let value = value.trim_matches([' ', '\t']);
+    if value.is_empty() {
+        return Err(RetryAfterError::Empty);
+    }
+    if value.bytes().all(|b| b.is_ascii_digit()) {
+        return delay_seconds(value);
+    }
+    if let Some(rest) = value.strip_prefix('-')
+        && !rest.is_empty()
+        && rest.bytes().all(|b| b.is_ascii_digit())
+    {
+        return Err(RetryAfterError::Negative);
+    }
+    let at = http_date(value).ok_or(RetryAfterError::Malformed)?;
+    let now = match now.duration_since(SystemTime::UNIX_EPOCH) {
+        Ok(since) => since,
+        Err(_) => Duration::ZERO,
+    };
+    let at = Duration::from_secs(at);
+    if at <= now {
+        return Err(RetryAfterError::InThePast);
+    }
+    let delay = at - now;
+    if delay > MAX_RETRY_AFTER_HINT {
+        return Err(RetryAfterError::TooLarge);
+    }
+    Ok(delay)
+}
+
+fn delay_seconds(digits: &str) -> Result<Duration, RetryAfterError> {
+    let significant = digits.trim_start_matches('0');
+    // Anything over 20 digits overflows u64 before the hint limit is checked.
+    if significant.len() > 20 {
+        return Err(RetryAfterError::TooLarge);
+    }
+    let seconds: u64 = if significant.is_empty() {
+        0
+    } else {
+        significant.parse().map_err(|_| RetryAfterError::TooLarge)?
+    };
+    let delay = Duration::from_secs(seconds);
+    if delay > MAX_RETRY_AFTER_HINT {
+        return Err(RetryAfterError::TooLarge);
+    }
+    Ok(delay)
+}
+
+/// Seconds since the Unix epoch of an HTTP-date (RFC 9110 §5.6.7), or `None`.
+fn http_date(value: &str) -> Option<u64> {
+    let parts: Vec<&str> = value.split_ascii_whitespace().collect();
+    let (day, month, year, time) = match parts.as_slice() {
+        // IMF-fixdate: Sun, 06 Nov 1994 08:49:37 GMT
+        [weekday, day, month, year, time, "GMT"] => {
+            short_weekday(weekday.strip_suffix(',')?)?;
+            if day.len() != 2 || year.len() != 4 {
+                return None;
+            }
+            (number(day)?, month_number(month)?, number(year)?, *time)
+        }
+        // RFC 850: Sunday, 06-Nov-94 08:49:37 GMT
+        [weekday, date, time, "GMT"] => {
+            long_weekday(weekday.strip_suffix(',')?)?;
+            let mut fields = date.split('-');
+            let (day, month, year) = (fields.next()?, fields.next()?, fields.next()?);
+            if fields.next().is_some() || day.len() != 2 || year.len() != 2 {
+                return None;
+            }
+            (
+                number(day)?,
+                month_number(month)?,
+                number(year)? + 1900,
+                *time,
+            )
+        }
+        // asctime: Sun Nov  6 08:49:37 1994
+        [weekday, month, day, time, year] => {
+            short_weekday(weekday)?;
+            if day.is_empty() || day.len() > 2 || year.len() != 4 {
+                return None;
+            }
+            (number(day)?, month_number(month)?, number(year)?, *time)
+        }
+        _ => return None,
+    };
+    let year = if parts.len() == 4 {
+        // RFC 9110: a two-digit year more than 50 years ahead is in the past
+        // century; 1900 + yy is never ahead, so move forward while it may be.
+        rfc850_year(year)
+    } else {
+        year
+    };
+    let mut clock = time.split(':');
+    let (hour, minute, second) = (
+        two_digits(clock.next()?)?,
+        two_digits(clock.next()?)?,
+        two_digits(clock.next()?)?,
+    );
+    if clock.next().is_some() || hour > 23 || minute > 59 || second > 60 {
+        return None;
+    }
+    if year < 1970 || day == 0 || day > days_in_month(year, month) {
+        return None;
+    }
+    let days = days_from_civil(year, month, day);
+    Some(days * 86_400 + hour * 3_600 + minute * 60 + second)
+}
+
+fn rfc850_year(year_1900s: u64) -> u64 {
+    let this_year = SystemTime::now()
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .map(|d| 1970 + d.as_secs() / 31_556_952)
+        .unwrap_or(1970);
+    let mut year = year_1900s;
+    while year + 100 <= this_year + 50 {
+        year += 100;
+    }
+    year
+}
+
+fn number(text: &str) -> Option<u64> {
+    if text.is_empty() || text.len() > 4 || !text.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    text.parse().ok()
+}
+
+fn two_digits(text: &str) -> Option<u64> {
+    if text.len() != 2 {
+        return None;
+    }
+    number(text)
+}
+
+fn short_weekday(name: &str) -> Option<()> {
+    ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"]
+        .contains(&name)
+        .then_some(())
+}
+
+fn long_weekday(name: &str) -> Option<()> {
+    [
+        "Monday",
+        "Tuesday",
+        "Wednesday",
+        "Thursday",
+        "Friday",
+        "Saturday",
+        "Sunday",
+    ]
+    .contains(&name)
+    .then_some(())
+}
+
+fn month_number(name: &str) -> Option<u64> {
+    const MONTHS: [&str; 12] = [
+        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+    ];
+    MONTHS.iter().position(|m| *m == name).map(|i| i as u64 + 1)
+}
+
+fn days_in_month(year: u64, month: u64) -> u64 {
+    match month {
+        1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
+        4 | 6 | 9 | 11 => 30,
+        _ if year.is_multiple_of(4) && (!year.is_multiple_of(100) || year.is_multiple_of(400)) => {
+            29
+        }
+        _ => 28,
+    }
+}
+
+/// Days from 1970-01-01 to a date on or after it (Howard Hinnant's
+/// `days_from_civil`, restricted to years ≥ 1970 so it stays unsigned).
+fn days_from_civil(year: u64, month: u64, day: u64) -> u64 {
+    let year = if month <= 2 { year - 1 } else { year };
+    let era = year / 400;
+    let year_of_era = year - era * 400;
+    let month_index = (month + 9) % 12;
+    let day_of_year = (153 * month_index + 2) / 5 + day - 1;
+    let day_of_era = year_of_era * 365 + year_of_era / 4 - year_of_era / 100 + day_of_year;
+    era * 146_097 + day_of_era - 719_468
+}
+
+#[cfg(feature = "http")]
+mod http_crate {
+    use std::time::SystemTime;
+
+    use ::http::{HeaderMap, StatusCode, header::RETRY_AFTER};
+
+    use crate::class::Classification;
+    use crate::classify::Classified;
+
+    impl Classified for StatusCode {
+        fn classification(&self) -> Classification {
+            super::status(self.as_u16())
+        }
+    }
+
+    /// The class of a response from its status and headers, reading
+    /// `Retry-After` against the system clock. Requires the `http` feature.
+    ///
+    /// ```
+    /// use http::{HeaderMap, HeaderValue, StatusCode};
+    /// use retry::Class;
+    ///
+    /// let mut headers = HeaderMap::new();
+    /// headers.insert("retry-after", HeaderValue::from_static("3"));
+    /// let c = retry::http::classify_response(StatusCode::TOO_MANY_REQUESTS, &headers);
+    /// assert_eq!(c.class(), Class::RateLimited);
+    /// assert_eq!(c.retry_after(), Some(std::time::Duration::from_secs(3)));
+    /// ```
+    pub fn classify_response(status: StatusCode, headers: &HeaderMap) -> Classification {
+        let retry_after = headers
+            .get(RETRY_AFTER)
+            .and_then(|value| value.to_str().ok());
+        super::response(status.as_u16(), retry_after, SystemTime::now())
+    }
+}
+
+#[cfg(feature = "http")]
+pub use http_crate::classify_response;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::UNIX_EPOCH;
+
+    // Sun, 06 Nov 1994 08:49:37 GMT
+    const SAMPLE: u64 = 784_111_777;
+
+    fn at(secs: u64) -> SystemTime {
+        UNIX_EPOCH + Duration::from_secs(secs)
+    }
+
+    #[test]
+    fn status_table_rows() {
+        let rows: &[(u16, Class)] = &[
+            (400, Class::Validation),
+            (401, Class::Logical),
+            (403, Class::Logical),
+            (404, Class::Logical),
+            (405, Class::Logical),
+            (408, Class::Transient),
+            (409, Class::Logical),
+            (410, Class::Logical),
+            (412, Class::Logical),
+            (413, Class::Validation),
+            (421, Class::Transient),
+            (422, Class::Validation),
+            (425, Class::Transient),
+            (429, Class::RateLimited),
+            (431, Class::Validation),
+            (500, Class::Transient),
+            (501, Class::Logical),
+            (502, Class::Transient),
+            (503, Class::Transient),
+            (504, Class::Transient),
+            (507, Class::Transient),
+            (508, Class::Logical),
+            (511, Class::Logical),
+            (599, Class::Transient),
+            (418, Class::Logical),
+            (200, Class::Logical),
+            (302, Class::Logical),
+        ];
+        for &(code, class) in rows {
+            assert_eq!(status(code).class(), class, "{code}");
+            assert_eq!(status(code).code(), Some(code.to_string().as_str()));
+        }
+    }
+
+    #[test]
+    fn response_reads_retry_after_only_where_it_means_a_delay() {
+        let now = at(SAMPLE);
+        let limited = response(429, Some("7"), now);
+        assert_eq!(limited.class(), Class::RateLimited);
+        assert_eq!(limited.retry_after(), Some(Duration::from_secs(7)));
+        assert_eq!(response(429, None, now).retry_after(), None);
+        assert_eq!(response(429, None, now).class(), Class::RateLimited);
+        assert_eq!(response(503, Some("1"), now).class(), Class::RateLimited);
+        assert_eq!(response(503, None, now).class(), Class::Transient);
+        assert_eq!(response(413, Some("5"), now).class(), Class::RateLimited);
+        assert_eq!(response(413, Some("-5"), now).class(), Class::Validation);
+        // Retry-After on a 404 does not make it worth retrying.
+        assert_eq!(response(404, Some("1"), now).class(), Class::Logical);
+    }
+
+    #[test]
+    fn delay_seconds() {
+        let now = at(SAMPLE);
+        assert_eq!(parse_retry_after("0", now), Ok(Duration::ZERO));
+        assert_eq!(
+            parse_retry_after(" 120\t", now),
+            Ok(Duration::from_secs(120))
+        );
+        assert_eq!(
+            parse_retry_after("000042", now),
+            Ok(Duration::from_secs(42))
+        );
+        assert_eq!(parse_retry_after("31536000", now), Ok(MAX_RETRY_AFTER_HINT));
+        assert_eq!(
+            parse_retry_after("31536001", now),
+            Err(RetryAfterError::TooLarge)
+        );
+        assert_eq!(
+            parse_retry_after("99999999999999999999999999", now),
+            Err(RetryAfterError::TooLarge)
+        );
+    }
+
+    #[test]
+    fn garbage_and_negative_values_give_no_hint() {
+        let now = at(SAMPLE);
+        for (value, error) in [
+            ("", RetryAfterError::Empty),
+            ("   ", RetryAfterError::Empty),
+            ("-1", RetryAfterError::Negative),
+            ("-", RetryAfterError::Malformed),
+            ("1.5", RetryAfterError::Malformed),
+            ("+3", RetryAfterError::Malformed),
+            ("3s", RetryAfterError::Malformed),
+            ("soon", RetryAfterError::Malformed),
+            ("١٢", RetryAfterError::Malformed),
+            ("Sun, 06 Nov 1994 08:49:37 UTC", RetryAfterError::Malformed),
+            ("Sun, 31 Feb 2030 08:49:37 GMT", RetryAfterError::Malformed),
+            ("Sun, 06 Nov 2030 24:00:00 GMT", RetryAfterError::Malformed),
+            ("Sun, 06 Foo 2030 08:49:37 GMT", RetryAfterError::Malformed),
+            ("sun, 06 Nov 2030 08:49:37 GMT", RetryAfterError::Malformed),
+            ("Sun, 6 Nov 2030 08:49:37 GMT", RetryAfterError::Malformed),
+            ("Sun, 06 Nov 2030 8:49:37 GMT", RetryAfterError::Malformed),
+        ] {
+            assert_eq!(parse_retry_after(value, now), Err(error), "{value:?}");
+        }
+    }
+
+    #[test]
+    fn the_three_date_forms_agree() {
+        let now = at(SAMPLE - 60);
+        let expected = Ok(Duration::from_secs(60));
+        assert_eq!(
+            parse_retry_after("Sun, 06 Nov 1994 08:49:37 GMT", now),
+            expected
+        );
+        assert_eq!(parse_retry_after("Sun Nov  6 08:49:37 1994", now), expected);
+        assert_eq!(parse_retry_after("Sun Nov 06 08:49:37 1994", now), expected);
+    }
+
+    #[test]
+    fn rfc850_two_digit_years_are_read_within_fifty_years_of_today() {
+        // `now` for the delay is 1994, but the century is chosen against the
+        // real clock: 94 is 1994, not 2094.
+        let now = at(SAMPLE - 60);
+        assert_eq!(
+            parse_retry_after("Sunday, 06-Nov-94 08:49:37 GMT", now),
+            Ok(Duration::from_secs(60))
+        );
+        assert_eq!(rfc850_year(1900 + 30), 2030);
+        assert_eq!(rfc850_year(1900 + 94), 1994);
+    }
+
+    #[test]
+    fn past_and_far_future_dates_give_no_hint() {
+        let now = at(SAMPLE);
+        assert_eq!(
+            parse_retry_after("Sun, 06 Nov 1994 08:49:37 GMT", now),
+            Err(RetryAfterError::InThePast)
+        );
+        assert_eq!(
+            parse_retry_after("Thu, 01 Jan 1970 00:00:00 GMT", now),
+            Err(RetryAfterError::InThePast)
+        );
+        assert_eq!(
+            parse_retry_after("Fri, 31 Dec 9999 23:59:59 GMT", now),
+            Err(RetryAfterError::TooLarge)
+        );
+    }
+
+    #[test]
+    fn calendar_math_matches_known_dates() {
+        assert_eq!(days_from_civil(1970, 1, 1), 0);
+        assert_eq!(days_from_civil(2000, 3, 1), 11_017);
+        assert_eq!(
+            http_date("Thu, 29 Feb 2024 12:00:00 GMT"),
+            Some(1_709_208_000)
+        );
+        assert_eq!(http_date("Thu, 29 Feb 2023 12:00:00 GMT"), None);
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn never_panics(value in "\\PC{0,40}", now in 0u64..=u64::MAX / 4) {
+            let _ = parse_retry_after(&value, at(now));
+        }
+
+        #[test]
+        fn any_hint_is_within_the_limit(value in "[0-9]{1,30}|[A-Za-z0-9 ,:-]{0,40}", now in 0u64..4_000_000_000) {
+            if let Ok(delay) = parse_retry_after(&value, at(now)) {
+                proptest::prop_assert!(delay <= MAX_RETRY_AFTER_HINT);
+            }
+        }
+    }
+}

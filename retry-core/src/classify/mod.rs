@@ -1,0 +1,188 @@
+//! Classifiers: what decides, for an error, whether it is retried.
+//!
+//! Two traits meet here. [`Classify<E>`] is a classifier of errors of type
+//! `E`, what `#[retry(on = ...)]` takes; closures `Fn(&E) -> bool` and
+//! `Fn(&E) -> Class` (or `-> Classification`) are classifiers. [`Classified`]
+//! is an error type's own classification, used when `on` is not given; the
+//! core implements it for [`std::io::Error`] and, behind features, for
+//! client crates' errors.
+
+pub mod http;
+mod io;
+
+use crate::class::{Class, Classification};
+
+/// A classifier of errors of type `E`.
+///
+/// Closures and functions `Fn(&E) -> bool` (true = transient, false =
+/// logical), `Fn(&E) -> Class` and `Fn(&E) -> Classification` implement it,
+/// so most users never name this trait:
+///
+/// ```
+/// use retry::{Class, Classify};
+/// use std::io;
+///
+/// let on = |e: &io::Error| e.kind() == io::ErrorKind::TimedOut;
+/// let timed_out = io::Error::from(io::ErrorKind::TimedOut);
+/// assert_eq!(on.classify(&timed_out).class(), Class::Transient);
+/// ```
+///
+/// A classifier with state implements it directly:
+///
+/// ```
+/// use retry::{Classification, Classify};
+///
+/// struct Codes(&'static [u16]);
+///
+/// impl Classify<u16> for Codes {
+///     fn classify(&self, code: &u16) -> Classification {
+///         if self.0.contains(code) {
+///             Classification::transient().with_code(*code)
+///         } else {
+///             Classification::logical().with_code(*code)
+///         }
+///     }
+/// }
+///
+/// assert!(Codes(&[503]).classify(&503).class().is_retryable());
+/// ```
+pub trait Classify<E: ?Sized> {
+    /// The classification of `error`.
+    fn classify(&self, error: &E) -> Classification;
+}
+
+impl<E: ?Sized, F, R> Classify<E> for F
+where
+    F: Fn(&E) -> R,
+    R: IntoClassification,
+{
+    fn classify(&self, error: &E) -> Classification {
+        self(error).into_classification()
+    }
+}
+
+/// What a classifier closure may return: `bool` (true = transient, false =
+/// logical), [`Class`] or [`Classification`].
+pub trait IntoClassification {
+    /// The classification this value stands for.
+    fn into_classification(self) -> Classification;
+}
+
+impl IntoClassification for bool {
+    fn into_classification(self) -> Classification {
+        Classification::new(if self {
+            Class::Transient
+        } else {
+            Class::Logical
+        })
+    }
+}
+
+impl IntoClassification for Class {
+    fn into_classification(self) -> Classification {
+        Classification::new(self)
+    }
+}
+
+impl IntoClassification for Classification {
+    fn into_classification(self) -> Classification {
+        self
+    }
+}
+
+/// An error type's own classification, used by `#[retry]` when no
+/// `on = ...` is given (and by `on = transient`).
+///
+/// Implemented for [`std::io::Error`] (by [`std::io::ErrorKind`]) and,
+/// with the `http` feature, for `http::StatusCode`. Implement it for your
+/// own error type to make `#[retry]` work on it without `on`:
+///
+/// ```
+/// use retry::{Classification, Classified};
+///
+/// #[derive(Debug)]
+/// enum FetchError {
+///     Status(u16),
+///     Parse(String),
+/// }
+///
+/// impl Classified for FetchError {
+///     fn classification(&self) -> Classification {
+///         match self {
+///             FetchError::Status(code) => retry::http::status(*code),
+///             FetchError::Parse(_) => Classification::validation(),
+///         }
+///     }
+/// }
+///
+/// assert!(FetchError::Status(503).classification().class().is_retryable());
+/// ```
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` has no default retry classification",
+    label = "`#[retry]` cannot tell which `{Self}` errors are worth retrying",
+    note = "pass a classifier, for example `#[retry(on = |e: &{Self}| ...)]` returning `bool` or `retry::Class`, or `#[retry(on = matches(Pattern))]`",
+    note = "or implement `retry::Classified` for `{Self}`"
+)]
+pub trait Classified {
+    /// The classification of this error.
+    fn classification(&self) -> Classification;
+}
+
+/// The classifier that asks the error type itself ([`Classified`]): what
+/// `#[retry]` uses without `on`, and what `on = transient` names.
+///
+/// ```
+/// use retry::{Class, Classify, ByType};
+/// use std::io;
+///
+/// let refused = io::Error::from(io::ErrorKind::ConnectionRefused);
+/// assert_eq!(ByType.classify(&refused).class(), Class::Transient);
+/// ```
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ByType;
+
+impl<E: Classified + ?Sized> Classify<E> for ByType {
+    fn classify(&self, error: &E) -> Classification {
+        error.classification()
+    }
+}
+
+impl<E: Classified + ?Sized> Classified for &E {
+    fn classification(&self) -> Classification {
+        (**self).classification()
+    }
+}
+
+impl<E: Classified + ?Sized> Classified for Box<E> {
+    fn classification(&self) -> Classification {
+        (**self).classification()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bool_closures_map_true_to_transient_and_false_to_logical() {
+        let on = |n: &u32| *n > 1;
+        assert_eq!(on.classify(&2).class(), Class::Transient);
+        assert_eq!(on.classify(&1).class(), Class::Logical);
+    }
+
+    #[test]
+    fn class_and_classification_closures_pass_through() {
+        let by_class = |_: &()| Class::Validation;
+        assert_eq!(by_class.classify(&()).class(), Class::Validation);
+        let full = |_: &()| Classification::rate_limited().with_code("429");
+        assert_eq!(full.classify(&()).code(), Some("429"));
+    }
+
+    #[test]
+    fn functions_are_classifiers() {
+        fn never(_: &str) -> bool {
+            false
+        }
+        assert_eq!(never.classify("x").class(), Class::Logical);
+    }
+}

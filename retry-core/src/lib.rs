@@ -1,0 +1,39 @@
+//! The run-time core of [`retry`](https://docs.rs/retry): error
+//! classification, backoff and jitter math, and the attempt state machine
+//! that the `#[retry]` attribute drives.
+//!
+//! Users depend on the `retry` crate, which re-exports everything here.
+//!
+//! - [`Class`], [`Classification`], [`Classify`], [`Classified`]: which
+//!   errors are worth retrying. Built-in tables: [`std::io::Error`] and
+//!   [HTTP statuses](http) with `Retry-After`.
+//! - [`backoff`] and [`jitter`]: pure, overflow-free delay math.
+//! - [`Policy`], [`Call`], [`Step`]: what the expansion builds and drives.
+
+#![deny(missing_docs)]
+#![deny(unused_qualifications)]
+
+mod attempt;
+pub mod backoff;
+mod class;
+mod classify;
+mod clock;
+pub mod jitter;
+mod log;
+mod outcome;
+mod policy;
+mod rng;
+
+#[doc(hidden)]
+#[path = "private.rs"]
+pub mod __private;
+
+pub use attempt::{Call, GiveUp, Step};
+pub use class::{Class, Classification, Code};
+pub use classify::http;
+pub use classify::{ByType, Classified, Classify, IntoClassification};
+#[cfg(feature = "tokio")]
+pub use clock::TokioClock;
+pub use clock::{Clock, SystemClock};
+pub use outcome::Outcome;
+pub use policy::{DEFAULT_MAX_ATTEMPTS, DEFAULT_MAX_RETRY_AFTER, Policy};

@@ -1,0 +1,112 @@
+//! The `tracing` events of a retried call.
+//!
+//! All events have target `retry` and these fields, never the function's
+//! arguments:
+//!
+//! | field | meaning |
+//! |---|---|
+//! | `function` | the function's name (`module::path::fn`, or `name = "..."`) |
+//! | `attempt` | the attempt that just ended (1 for the first) |
+//! | `max` | most attempts, or `"unbounded"` |
+//! | `class` | `transient`, `rate_limited`, `logical` or `validation` |
+//! | `code` | the error's code, when the classifier knew it |
+//! | `error` | the error, by `Display` when it has one, else `Debug` |
+//! | `delay_ms` | the wait before the next attempt (WARN only) |
+//! | `reason` | why the call gave up (ERROR only): `exhausted`, `deadline`, `permanent`, `validation`, `retry_after_too_long` |
+//! | `elapsed_ms` | time since the call started (since the first failure when the policy has no deadline, since the clock is not read on the success path) |
+//!
+//! Levels: WARN for a failed attempt that will be retried, ERROR when the
+//! call gives up, INFO when a call succeeds after retries.
+
+use core::fmt;
+use core::time::Duration;
+
+use tracing::field::Value;
+
+use crate::attempt::GiveUp;
+use crate::class::Classification;
+use crate::policy::Policy;
+
+/// `max` as a number, or the text `unbounded`.
+fn max_field<B>(policy: &Policy<B>) -> MaxField {
+    match policy.max() {
+        Some(n) => MaxField::Bounded(n),
+        None => MaxField::Unbounded,
+    }
+}
+
+enum MaxField {
+    Bounded(u32),
+    Unbounded,
+}
+
+impl MaxField {
+    fn value(&self) -> &dyn Value {
+        match self {
+            MaxField::Bounded(n) => n,
+            MaxField::Unbounded => &"unbounded",
+        }
+    }
+}
+
+fn millis(d: Duration) -> u64 {
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
+}
+
+pub(crate) fn retrying<B>(
+    policy: &Policy<B>,
+    attempt: u32,
+    class: &Classification,
+    error: &dyn fmt::Display,
+    delay: Duration,
+    elapsed: Duration,
+) {
+    let max = max_field(policy);
+    tracing::warn!(
+        target: "retry",
+        function = policy.name(),
+        attempt,
+        max = max.value(),
+        class = class.class().as_str(),
+        code = class.code(),
+        error = %error,
+        delay_ms = millis(delay),
+        elapsed_ms = millis(elapsed),
+        "attempt failed; retrying",
+    );
+}
+
+pub(crate) fn gave_up<B>(
+    policy: &Policy<B>,
+    attempt: u32,
+    class: &Classification,
+    error: &dyn fmt::Display,
+    reason: GiveUp,
+    elapsed: Duration,
+) {
+    let max = max_field(policy);
+    tracing::error!(
+        target: "retry",
+        function = policy.name(),
+        attempt,
+        max = max.value(),
+        class = class.class().as_str(),
+        code = class.code(),
+        error = %error,
+        reason = reason.as_str(),
+        elapsed_ms = millis(elapsed),
+        "giving up",
+    );
+}
+
+pub(crate) fn succeeded<B>(policy: &Policy<B>, attempt: u32, elapsed: Duration) {
+    let max = max_field(policy);
+    tracing::info!(
+        target: "retry",
+        function = policy.name(),
+        attempt,
+        max = max.value(),
+        elapsed_ms = millis(elapsed),
+        "succeeded after retries",
+    );
+}

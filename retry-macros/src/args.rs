@@ -1,0 +1,535 @@
+//! Parsing `#[retry(...)]` arguments. Every rule that one argument can check
+//! on its own is checked here, with the error on that argument; rules that
+//! relate arguments to each other or to the function are in `validate`.
+
+use std::time::Duration;
+
+use proc_macro2::Span;
+use syn::ext::IdentExt;
+use syn::parse::{Parse, ParseStream};
+use syn::spanned::Spanned;
+use syn::{Expr, ExprClosure, Ident, Lit, LitStr, Pat, Path, Token, parenthesized, token};
+
+use crate::duration::Dur;
+use crate::hint;
+
+/// `on = ...`
+pub enum On {
+    /// `on = transient`: the error type's own classification.
+    Transient,
+    /// `on = matches(Pattern)`.
+    Matches(Box<Pat>),
+    /// `on = |e| ...`, called where the error's type is known.
+    Closure(Box<ExprClosure>),
+    /// Any other classifier expression, evaluated once per call.
+    Expr(Box<Expr>),
+}
+
+/// `max = ...`
+pub enum Max {
+    Limited(u32),
+    Unbounded(Span),
+}
+
+/// `backoff = ...`
+pub enum Backoff {
+    Exp {
+        base: Option<Dur>,
+        factor: Option<f64>,
+        max: Option<Dur>,
+    },
+    Fixed(Dur),
+    Linear {
+        base: Option<Dur>,
+        step: Option<Dur>,
+        max: Option<Dur>,
+    },
+    Fibonacci {
+        base: Option<Dur>,
+        max: Option<Dur>,
+    },
+    None,
+    Closure(Box<ExprClosure>),
+    Expr(Box<Expr>),
+}
+
+/// `jitter` / `jitter = ...`
+pub enum Jitter {
+    None,
+    Proportional(f64),
+    Full,
+    Equal,
+    Decorrelated,
+}
+
+/// The bare `jitter` flag adds up to a quarter of the delay.
+pub const DEFAULT_JITTER_RATIO: f64 = 0.25;
+
+/// All arguments, each at most once.
+#[derive(Default)]
+pub struct Args {
+    pub on: Option<On>,
+    pub max: Option<Max>,
+    pub backoff: Option<Backoff>,
+    pub jitter: Option<Jitter>,
+    pub deadline: Option<Dur>,
+    pub clone: Option<Vec<Ident>>,
+    pub name: Option<LitStr>,
+    pub krate: Option<Path>,
+    pub sleep: Option<Expr>,
+}
+
+impl Parse for Args {
+    fn parse(input: ParseStream) -> syn::Result<Args> {
+        let mut args = Args::default();
+        while !input.is_empty() {
+            let key = input.call(Ident::parse_any)?;
+            match key.to_string().as_str() {
+                "on" => put(&mut args.on, key, input, |input| {
+                    eq(input, "on")?;
+                    parse_on(input)
+                })?,
+                "max" => put(&mut args.max, key, input, |input| {
+                    eq(input, "max")?;
+                    parse_max(input)
+                })?,
+                "backoff" => put(&mut args.backoff, key, input, |input| {
+                    eq(input, "backoff")?;
+                    parse_backoff(input)
+                })?,
+                "jitter" => put(&mut args.jitter, key, input, parse_jitter)?,
+                "deadline" => put(&mut args.deadline, key, input, |input| {
+                    eq(input, "deadline")?;
+                    let deadline = Dur::parse(input, "deadline")?;
+                    if deadline.literal_value() == Some(Duration::ZERO) {
+                        return Err(syn::Error::new(
+                            deadline.span(),
+                            "`deadline` must be longer than zero; leave it out for no deadline",
+                        ));
+                    }
+                    Ok(deadline)
+                })?,
+                "clone" => put(&mut args.clone, key, input, parse_clone)?,
+                "name" => put(&mut args.name, key, input, |input| {
+                    eq(input, "name")?;
+                    let name: LitStr = input.parse().map_err(|e| {
+                        syn::Error::new(
+                            e.span(),
+                            "`name` takes a string literal: `name = \"fetch_user\"`",
+                        )
+                    })?;
+                    if name.value().is_empty() {
+                        return Err(syn::Error::new(name.span(), "`name` cannot be empty"));
+                    }
+                    Ok(name)
+                })?,
+                "crate" => put(&mut args.krate, key, input, |input| {
+                    eq(input, "crate")?;
+                    parse_crate(input)
+                })?,
+                "sleep" => put(&mut args.sleep, key, input, |input| {
+                    eq(input, "sleep")?;
+                    let sleep: Expr = input.parse()?;
+                    if let Expr::Lit(lit) = &sleep {
+                        return Err(syn::Error::new(
+                            lit.span(),
+                            "`sleep` takes a function or closure: `Fn(Duration)` on a sync function, `Fn(Duration) -> impl Future<Output = ()>` on an async one",
+                        ));
+                    }
+                    Ok(sleep)
+                })?,
+                other => return Err(syn::Error::new(key.span(), hint::unknown_key(other))),
+            }
+            if input.is_empty() {
+                break;
+            }
+            input.parse::<Token![,]>().map_err(|e| {
+                syn::Error::new(e.span(), "expected `,` between `#[retry]` arguments")
+            })?;
+        }
+        Ok(args)
+    }
+}
+
+/// Parses an argument into its slot; a second occurrence is an error on
+/// that occurrence's key.
+fn put<T>(
+    slot: &mut Option<T>,
+    key: Ident,
+    input: ParseStream,
+    parse: impl FnOnce(ParseStream) -> syn::Result<T>,
+) -> syn::Result<()> {
+    if slot.is_some() {
+        return Err(syn::Error::new(
+            key.span(),
+            format!("`{key}` is given twice; each argument may appear once"),
+        ));
+    }
+    *slot = Some(parse(input)?);
+    Ok(())
+}
+
+fn eq(input: ParseStream, key: &str) -> syn::Result<()> {
+    input
+        .parse::<Token![=]>()
+        .map(drop)
+        .map_err(|e| syn::Error::new(e.span(), format!("expected `=` after `{key}`")))
+}
+
+/// Whether the next tokens end the current argument.
+fn at_end(input: ParseStream) -> bool {
+    input.is_empty() || input.peek(Token![,])
+}
+
+fn parse_on(input: ParseStream) -> syn::Result<On> {
+    if input.peek(Ident) {
+        let fork = input.fork();
+        let ident: Ident = fork.parse()?;
+        if ident == "transient" && at_end(&fork) {
+            input.parse::<Ident>()?;
+            return Ok(On::Transient);
+        }
+        if ident == "matches" && fork.peek(token::Paren) {
+            input.parse::<Ident>()?;
+            let content;
+            parenthesized!(content in input);
+            let pat = Pat::parse_multi_with_leading_vert(&content)?;
+            if !content.is_empty() {
+                return Err(content.error("expected one pattern: `matches(A | B(_))`"));
+            }
+            return Ok(On::Matches(Box::new(pat)));
+        }
+    }
+    let expr: Expr = input.parse()?;
+    match expr {
+        Expr::Closure(closure) => Ok(On::Closure(Box::new(closure))),
+        Expr::Lit(lit) => Err(syn::Error::new(
+            lit.span(),
+            "`on` takes a classifier: a closure `|e: &E| ...` returning `bool` or `retry::Class`, a function, a `retry::Classify` value, `matches(Pattern)` or `transient`",
+        )),
+        other => Ok(On::Expr(Box::new(other))),
+    }
+}
+
+fn parse_max(input: ParseStream) -> syn::Result<Max> {
+    if input.peek(Ident) {
+        let ident: Ident = input.parse()?;
+        if ident == "unbounded" {
+            return Ok(Max::Unbounded(ident.span()));
+        }
+        return Err(syn::Error::new(
+            ident.span(),
+            "`max` takes a number of attempts (`max = 5`) or `unbounded`",
+        ));
+    }
+    let lit: Lit = input.parse().map_err(|e| {
+        syn::Error::new(
+            e.span(),
+            "`max` takes a number of attempts (`max = 5`) or `unbounded`",
+        )
+    })?;
+    let Lit::Int(int) = &lit else {
+        return Err(syn::Error::new(
+            lit.span(),
+            "`max` takes a whole number of attempts, such as `max = 5`, or `unbounded`",
+        ));
+    };
+    if !int.suffix().is_empty() {
+        return Err(syn::Error::new(
+            int.span(),
+            format!(
+                "`max` counts attempts and takes no unit or suffix: `max = {}`",
+                int.base10_digits()
+            ),
+        ));
+    }
+    let n: u32 = int
+        .base10_parse()
+        .map_err(|_| syn::Error::new(int.span(), format!("`max` must be at most {}", u32::MAX)))?;
+    if n == 0 {
+        return Err(syn::Error::new(
+            int.span(),
+            "`max` counts attempts, the first call included, so it is at least 1 (`max = 1` means no retry)",
+        ));
+    }
+    Ok(Max::Limited(n))
+}
+
+const BACKOFF_KINDS: &[&str] = &["exp", "fixed", "linear", "fibonacci", "none"];
+const BACKOFF_ALLOWED: &str = "`exp`, `exp(base = 1s, factor = 2, max = 30s)`, `fixed(DUR)`, `linear(base = DUR, step = DUR, max = DUR)`, `fibonacci(base = DUR, max = DUR)`, `none`, or an expression implementing `retry::backoff::Backoff`";
+
+fn parse_backoff(input: ParseStream) -> syn::Result<Backoff> {
+    if input.peek(Ident) && !input.peek2(Token![::]) && !input.peek2(token::Dot) {
+        let fork = input.fork();
+        let ident: Ident = fork.parse()?;
+        let name = ident.to_string();
+        let called = fork.peek(token::Paren);
+        if called || at_end(&fork) {
+            match (name.as_str(), called) {
+                ("exp", false) => {
+                    input.parse::<Ident>()?;
+                    return Ok(Backoff::Exp {
+                        base: None,
+                        factor: None,
+                        max: None,
+                    });
+                }
+                ("none", false) => {
+                    input.parse::<Ident>()?;
+                    return Ok(Backoff::None);
+                }
+                ("exp" | "fixed" | "linear" | "fibonacci", true) => {
+                    input.parse::<Ident>()?;
+                    let content;
+                    parenthesized!(content in input);
+                    return backoff_kind(&ident, &content);
+                }
+                ("fixed" | "linear" | "fibonacci", false) => {
+                    return Err(syn::Error::new(
+                        ident.span(),
+                        format!("`{name}` needs its delays: {}", kind_usage(&name)),
+                    ));
+                }
+                _ => {
+                    let alias = match name.as_str() {
+                        "exponential" | "expo" | "exponent" => Some("exp"),
+                        "constant" | "const" | "fix" => Some("fixed"),
+                        "fib" | "fibo" => Some("fibonacci"),
+                        "zero" | "immediate" | "no" => Some("none"),
+                        _ => hint::closest(&name, BACKOFF_KINDS),
+                    };
+                    if let Some(kind) = alias {
+                        return Err(syn::Error::new(
+                            ident.span(),
+                            format!(
+                                "unknown backoff `{name}`; did you mean `{kind}`?\nbackoff is one of {BACKOFF_ALLOWED}"
+                            ),
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    let expr: Expr = input.parse()?;
+    match expr {
+        Expr::Closure(closure) => Ok(Backoff::Closure(Box::new(closure))),
+        Expr::Lit(lit) => Err(syn::Error::new(
+            lit.span(),
+            format!("`backoff` is one of {BACKOFF_ALLOWED}"),
+        )),
+        other => Ok(Backoff::Expr(Box::new(other))),
+    }
+}
+
+fn kind_usage(kind: &str) -> &'static str {
+    match kind {
+        "exp" => "`exp(base = 1s, factor = 2, max = 30s)`, each part optional",
+        "fixed" => "`fixed(200ms)`",
+        "linear" => "`linear(base = 100ms, step = 100ms, max = 5s)`, each part optional",
+        _ => "`fibonacci(base = 100ms, max = 10s)`, each part optional",
+    }
+}
+
+fn backoff_kind(kind: &Ident, content: ParseStream) -> syn::Result<Backoff> {
+    let name = kind.to_string();
+    if name == "fixed" {
+        if content.is_empty() {
+            return Err(syn::Error::new(
+                kind.span(),
+                format!("`fixed` needs a delay: {}", kind_usage("fixed")),
+            ));
+        }
+        let delay = Dur::parse(content, "fixed")?;
+        if !content.is_empty() {
+            return Err(content.error(format!("`fixed` takes one delay: {}", kind_usage("fixed"))));
+        }
+        return Ok(Backoff::Fixed(delay));
+    }
+    let allowed: &[&str] = match name.as_str() {
+        "exp" => &["base", "factor", "max"],
+        "linear" => &["base", "step", "max"],
+        _ => &["base", "max"],
+    };
+    let mut base: Option<Dur> = None;
+    let mut step: Option<Dur> = None;
+    let mut max: Option<Dur> = None;
+    let mut factor: Option<f64> = None;
+    while !content.is_empty() {
+        let key: Ident = content.parse()?;
+        let key_name = key.to_string();
+        if !allowed.contains(&key_name.as_str()) {
+            let list = allowed
+                .iter()
+                .map(|k| format!("`{k}`"))
+                .collect::<Vec<_>>()
+                .join(", ");
+            return Err(syn::Error::new(
+                key.span(),
+                format!(
+                    "`{name}` takes {list}, not `{key_name}`: {}",
+                    kind_usage(&name)
+                ),
+            ));
+        }
+        let qualified = format!("{name}({key_name})");
+        match key_name.as_str() {
+            "base" => put(&mut base, key, content, |input| {
+                eq(input, &qualified)?;
+                Dur::parse(input, &qualified)
+            })?,
+            "step" => put(&mut step, key, content, |input| {
+                eq(input, &qualified)?;
+                Dur::parse(input, &qualified)
+            })?,
+            "max" => put(&mut max, key, content, |input| {
+                eq(input, &qualified)?;
+                Dur::parse(input, &qualified)
+            })?,
+            _ => put(&mut factor, key, content, |input| {
+                eq(input, &qualified)?;
+                parse_factor(input)
+            })?,
+        }
+        if content.is_empty() {
+            break;
+        }
+        content.parse::<Token![,]>()?;
+    }
+    if let (Some(base), Some(max)) = (&base, &max)
+        && let (Some(low), Some(high)) = (base.literal_value(), max.literal_value())
+        && high < low
+    {
+        return Err(syn::Error::new(
+            max.span(),
+            format!("`{name}(max)` is below its `base`: the cap must be at least the first delay"),
+        ));
+    }
+    Ok(match name.as_str() {
+        "exp" => Backoff::Exp { base, factor, max },
+        "linear" => Backoff::Linear { base, step, max },
+        _ => Backoff::Fibonacci { base, max },
+    })
+}
+
+fn parse_factor(input: ParseStream) -> syn::Result<f64> {
+    let wrong = |span: Span| {
+        syn::Error::new(
+            span,
+            "`exp(factor)` takes a number of at least 1, such as `factor = 2` or `factor = 1.5`",
+        )
+    };
+    let lit: Lit = input.parse().map_err(|e| wrong(e.span()))?;
+    let value: f64 = match &lit {
+        Lit::Int(int) if int.suffix().is_empty() => {
+            int.base10_parse().map_err(|_| wrong(int.span()))?
+        }
+        Lit::Float(float) if float.suffix().is_empty() => {
+            float.base10_parse().map_err(|_| wrong(float.span()))?
+        }
+        _ => return Err(wrong(lit.span())),
+    };
+    if !value.is_finite() || value < 1.0 {
+        return Err(syn::Error::new(
+            lit.span(),
+            "`exp(factor)` must be at least 1: a factor below 1 would shrink the delays",
+        ));
+    }
+    Ok(value)
+}
+
+const JITTER_ALLOWED: &str = "`jitter` (up to a quarter of the delay added), `jitter = none`, `jitter = proportional(0.25)`, `jitter = full`, `jitter = equal` or `jitter = decorrelated`";
+
+fn parse_jitter(input: ParseStream) -> syn::Result<Jitter> {
+    if at_end(input) {
+        return Ok(Jitter::Proportional(DEFAULT_JITTER_RATIO));
+    }
+    eq(input, "jitter")?;
+    let ident: Ident = input
+        .parse()
+        .map_err(|e| syn::Error::new(e.span(), format!("jitter is one of {JITTER_ALLOWED}")))?;
+    let name = ident.to_string();
+    match name.as_str() {
+        "none" => Ok(Jitter::None),
+        "full" => Ok(Jitter::Full),
+        "equal" => Ok(Jitter::Equal),
+        "decorrelated" => Ok(Jitter::Decorrelated),
+        "proportional" => {
+            if !input.peek(token::Paren) {
+                return Err(syn::Error::new(
+                    ident.span(),
+                    "`proportional` needs its ratio: `jitter = proportional(0.25)`",
+                ));
+            }
+            let content;
+            parenthesized!(content in input);
+            let lit: Lit = content.parse()?;
+            let ratio: Option<f64> = match &lit {
+                Lit::Float(f) if f.suffix().is_empty() => f.base10_parse().ok(),
+                Lit::Int(i) if i.suffix().is_empty() => i.base10_parse().ok(),
+                _ => None,
+            };
+            match ratio {
+                Some(r) if (0.0..=1.0).contains(&r) && content.is_empty() => {
+                    Ok(Jitter::Proportional(r))
+                }
+                _ => Err(syn::Error::new(
+                    lit.span(),
+                    "`proportional` takes a ratio from 0 to 1: `proportional(0.25)` adds up to a quarter of the delay",
+                )),
+            }
+        }
+        _ => {
+            let near = hint::closest(
+                &name,
+                &["none", "proportional", "full", "equal", "decorrelated"],
+            );
+            let near = near
+                .map(|n| format!(" did you mean `{n}`?"))
+                .unwrap_or_default();
+            Err(syn::Error::new(
+                ident.span(),
+                format!("unknown jitter `{name}`;{near}\njitter is one of {JITTER_ALLOWED}"),
+            ))
+        }
+    }
+}
+
+fn parse_clone(input: ParseStream) -> syn::Result<Vec<Ident>> {
+    if !input.peek(token::Paren) {
+        return Err(input.error(
+            "`clone` lists the arguments each attempt gets a clone of: `clone(request, body)`",
+        ));
+    }
+    let content;
+    parenthesized!(content in input);
+    let names = content.parse_terminated(Ident::parse_any, Token![,])?;
+    if names.is_empty() {
+        return Err(syn::Error::new(
+            content.span(),
+            "`clone` lists the arguments each attempt gets a clone of: `clone(request, body)`",
+        ));
+    }
+    Ok(names.into_iter().collect())
+}
+
+fn parse_crate(input: ParseStream) -> syn::Result<Path> {
+    let wrong = |span: Span| {
+        syn::Error::new(
+            span,
+            "`crate` takes the path of the `retry` crate: `crate = my_retry` or `crate = \"my_retry\"`",
+        )
+    };
+    if input.peek(LitStr) {
+        let lit: LitStr = input.parse()?;
+        return lit
+            .parse_with(Path::parse_mod_style)
+            .map_err(|_| wrong(lit.span()));
+    }
+    if input.peek(Lit) {
+        let lit: Lit = input.parse()?;
+        return Err(wrong(lit.span()));
+    }
+    input
+        .call(Path::parse_mod_style)
+        .map_err(|e| wrong(e.span()))
+}

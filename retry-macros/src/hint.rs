@@ -1,0 +1,130 @@
+//! Suggestions for misspelled and misremembered argument names.
+
+/// The arguments `#[retry]` takes.
+pub const KEYS: &[&str] = &[
+    "on", "max", "backoff", "jitter", "deadline", "clone", "name", "crate", "sleep",
+];
+
+/// Arguments of the design that this version does not take yet.
+pub const PLANNED: &[&str] = &[
+    "attempt_timeout",
+    "retry_after",
+    "max_retry_after",
+    "if_result",
+    "before",
+    "after",
+    "on_retry",
+    "on_give_up",
+    "limit",
+    "budget",
+    "policy",
+    "dead_letter",
+    "alert_after",
+    "on_alert",
+    "nested",
+    "fields",
+    "preset",
+];
+
+/// A targeted hint for names that other retry libraries use.
+fn known_alias(key: &str) -> Option<&'static str> {
+    Some(match key {
+        "max_attempts" | "attempts" | "max_tries" | "tries" | "times" | "max_times" | "count" => {
+            "use `max = N`: the most times the body runs, the first call included"
+        }
+        "retries" | "max_retries" | "retry" => {
+            "use `max = N`, which counts attempts including the first: `retries = 3` is `max = 4`"
+        }
+        "timeout" | "total_timeout" | "max_elapsed" | "max_elapsed_time" | "max_duration" => {
+            "use `deadline = DUR` for the whole call, waits included (a per-attempt `attempt_timeout` is not supported yet)"
+        }
+        "delay" | "wait" | "interval" | "sleep_for" | "min_delay" | "initial_delay" => {
+            "use `backoff = fixed(DUR)`, or `backoff = exp(base = DUR)` for a growing delay"
+        }
+        "max_delay" | "cap" => {
+            "use `backoff = exp(max = DUR)` (or the `max` of `linear`/`fibonacci`)"
+        }
+        "when" | "retry_if" | "retry_on" | "if" | "classify" | "classifier" | "filter" => {
+            "use `on = ...`: a closure `|e: &E| -> bool`, a function, `matches(Pattern)` or `transient`"
+        }
+        "strategy" => "use `backoff = exp | fixed(DUR) | linear(..) | fibonacci(..) | none`",
+        "label" => "use `name = \"...\"`",
+        "krate" | "path" => "use `crate = path::to::retry`",
+        _ => return None,
+    })
+}
+
+/// The message for an argument name that is not one of [`KEYS`].
+pub fn unknown_key(key: &str) -> String {
+    let allowed = KEYS
+        .iter()
+        .map(|k| format!("`{k}`"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    if PLANNED.contains(&key) {
+        return format!("`{key}` is not supported yet; the arguments are {allowed}");
+    }
+    let hint = match known_alias(key) {
+        Some(alias) => format!("; {alias}"),
+        None => match closest(key, KEYS.iter().chain(PLANNED)) {
+            Some(near) if KEYS.contains(&near) => format!("; did you mean `{near}`?"),
+            _ => String::new(),
+        },
+    };
+    format!("unknown argument `{key}`{hint}\nthe arguments are {allowed}")
+}
+
+/// The candidate within an edit distance of 2 (and under half the word), if
+/// any.
+pub fn closest<'a>(
+    word: &str,
+    candidates: impl IntoIterator<Item = &'a &'a str>,
+) -> Option<&'a str> {
+    candidates
+        .into_iter()
+        .map(|c| (edit_distance(word, c), *c))
+        .filter(|(d, c)| *d <= 2 && *d * 2 < c.len().max(word.len()))
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, c)| c)
+}
+
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut diagonal = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let substitution = diagonal + usize::from(ca != *cb);
+            diagonal = row[j + 1];
+            row[j + 1] = substitution.min(row[j] + 1).min(diagonal + 1);
+        }
+    }
+    row[b.len()]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn near_misses_get_the_right_name() {
+        assert!(unknown_key("mx").contains("did you mean `max`?"));
+        assert!(unknown_key("backof").contains("did you mean `backoff`?"));
+        assert!(unknown_key("jiter").contains("did you mean `jitter`?"));
+        assert!(unknown_key("retries").contains("`retries = 3` is `max = 4`"));
+        assert!(unknown_key("max_attempts").contains("use `max = N`"));
+        assert!(unknown_key("timeout").contains("deadline = DUR"));
+        assert!(unknown_key("delay").contains("fixed(DUR)"));
+        assert!(unknown_key("budget").contains("not supported yet"));
+        assert!(!unknown_key("zzzzzz").contains("did you mean"));
+    }
+
+    #[test]
+    fn edit_distance_counts_single_edits() {
+        assert_eq!(edit_distance("max", "max"), 0);
+        assert_eq!(edit_distance("mx", "max"), 1);
+        assert_eq!(edit_distance("jtiter", "jitter"), 2);
+        assert_eq!(edit_distance("", "on"), 2);
+    }
+}

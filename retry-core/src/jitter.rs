@@ -28,7 +28,9 @@ pub enum Jitter {
     /// The delay as the backoff gives it.
     None,
     /// The delay plus a uniform random `0..=ratio·delay`; the bare `jitter`
-    /// flag is `Proportional(0.25)`. A ratio outside `[0, 1]` is clamped to it.
+    /// flag is `Proportional(0.25)`. Where that range would pass the cap it
+    /// slides down to end at the cap, so delays at the cap stay spread out.
+    /// A ratio outside `[0, 1]` is clamped to it.
     Proportional(f64),
     /// A uniform random `0..=delay`.
     Full,
@@ -66,7 +68,12 @@ impl Jitter {
                 } else {
                     ratio.clamp(0.0, 1.0)
                 };
-                delay.saturating_add(uniform(scale(delay, ratio), rng))
+                let span = scale(delay, ratio);
+                // Near the cap the range slides down to end at it: clients
+                // waiting at the cap still spread out instead of all being
+                // clipped to the same instant.
+                let low = delay.min(cap.saturating_sub(span));
+                low.saturating_add(uniform(span, rng))
             }
             Jitter::Full => uniform(delay, rng),
             Jitter::Equal => {
@@ -147,13 +154,16 @@ mod tests {
 
         #[test]
         fn each_kind_stays_in_its_documented_range(
-            delay in duration(), previous in duration(), base in duration(), seed in any::<u64>(),
+            delay in (0u64..=u64::MAX / 2).prop_map(Duration::from_nanos), previous in duration(), base in duration(), seed in any::<u64>(),
         ) {
             let mut rng = Rng::seeded(seed);
             let cap = Duration::MAX;
             prop_assert_eq!(Jitter::None.apply(delay, previous, base, cap, &mut rng), delay);
             let p = Jitter::DEFAULT.apply(delay, previous, base, cap, &mut rng);
             prop_assert!(delay <= p && p <= delay.saturating_add(delay / 4 + Duration::from_nanos(1)));
+            let near_cap = delay + delay / 8;
+            let q = Jitter::DEFAULT.apply(delay, previous, base, near_cap, &mut rng);
+            prop_assert!(near_cap.saturating_sub(delay / 4 + Duration::from_nanos(1)) <= q && q <= near_cap);
             prop_assert!(Jitter::Full.apply(delay, previous, base, cap, &mut rng) <= delay);
             let e = Jitter::Equal.apply(delay, previous, base, cap, &mut rng);
             prop_assert!(delay / 2 <= e && e <= delay);

@@ -22,6 +22,15 @@ pub fn into_class<R: IntoClassification>(value: R) -> Classification {
     value.into_classification()
 }
 
+/// Calls a classifier closure, giving it its argument type.
+#[inline]
+pub fn classify_with<E: ?Sized, R: IntoClassification>(
+    error: &E,
+    classify: impl FnOnce(&E) -> R,
+) -> Classification {
+    classify(error).into_classification()
+}
+
 /// The error type's own classification, for functions without `on`.
 #[inline]
 pub fn classify_by_type<E: Classified + ?Sized>(error: &E) -> Classification {

@@ -32,7 +32,12 @@ impl Dur {
             ));
         }
         if input.peek(token::Paren) {
-            return Ok(Dur::Expr(input.parse()?));
+            // The parentheses only delimit the expression inside the
+            // attribute; dropping them spares an `unused_parens` warning.
+            return Ok(match input.parse()? {
+                Expr::Paren(paren) => Dur::Expr(*paren.expr),
+                other => Dur::Expr(other),
+            });
         }
         let lit: Lit = input.parse().map_err(|e| {
             syn::Error::new(

@@ -316,7 +316,7 @@ fn classifier(args: &Args, krate: &TokenStream, return_span: Span) -> TokenStrea
         Some(On::Matches(pat)) => {
             quote!(#private::into_class(::core::matches!(__retry_e, #pat)))
         }
-        Some(On::Closure(closure)) => quote!(#private::into_class((#closure)(__retry_e))),
+        Some(On::Closure(closure)) => quote!(#private::classify_with(__retry_e, #closure)),
         Some(On::Expr(_)) => quote!(#private::Classify::classify(&__retry_on, __retry_e)),
     }
 }

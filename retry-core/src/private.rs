@@ -37,6 +37,13 @@ pub fn classify_by_type<E: Classified + ?Sized>(error: &E) -> Classification {
     error.classification()
 }
 
+/// Pins an attempt's async block to the function's output type, so that
+/// `?` inside it knows what to convert errors into.
+#[inline(always)]
+pub fn attempt<T, F: Future<Output = T>>(future: F) -> F {
+    future
+}
+
 /// Gives a closure passed as `backoff = |n| ...` its argument type.
 #[inline]
 pub fn backoff_fn<F: Fn(u32) -> Duration>(f: F) -> F {

@@ -53,7 +53,6 @@ pub fn expand(args: Args, function: Function) -> syn::Result<TokenStream> {
     };
     let is_async = !matches!(kind, Kind::Sync);
     let prelude = prelude(&args, &item.sig.ident, &private, is_async);
-    let clones = clones(&args);
     let classify = classifier(&args, &krate, return_span);
     let sleep = match (&args.sleep, is_async) {
         (None, false) => quote!(#private::thread_sleep(__retry_delay)),
@@ -88,32 +87,36 @@ pub fn expand(args: Args, function: Function) -> syn::Result<TokenStream> {
         .partition(|attr| matches!(attr.style, AttrStyle::Inner(_)));
     let body = match kind {
         Kind::Sync => {
-            let block = &item.block;
+            let block = attempt_block(&item.block, &args);
             let annotation = match erased_return(&item.sig.output) {
                 Some(ret) => quote!(-> #ret),
                 None => quote!(),
             };
-            let looped = step(quote!((|| #annotation { #clones #block })()));
+            let looped = step(quote!((|| #annotation #block)()));
             quote!({ #(#inner_attrs)* #prelude #looped })
         }
         Kind::Async => {
-            let block = &item.block;
-            let guard = guard(erased_return(&item.sig.output));
-            let looped = step(quote!(async { #guard #clones #block }.await));
+            let block = attempt_block(&item.block, &args);
+            let attempt = pinned_attempt(erased_return(&item.sig.output), &private, block);
+            let looped = step(quote!(#attempt.await));
             quote!({ #(#inner_attrs)* #prelude #looped })
         }
         Kind::AsyncBlock { output } => {
             let mut output = *output;
             ImplTraitEraser.visit_type_mut(&mut output);
-            let guard = guard(Some(output));
+            let output = match output {
+                Type::Infer(_) => None,
+                output => Some(output),
+            };
             let Some(tail) = item::tail_async_block_mut(&mut item.block) else {
                 return Err(syn::Error::new(
                     return_span,
                     "expected the body to end in an `async move { .. }` block",
                 ));
             };
-            let block = &tail.block;
-            let looped = step(quote!(async { #guard #clones #block }.await));
+            let block = attempt_block(&tail.block, &args);
+            let attempt = pinned_attempt(output, &private, block);
+            let looped = step(quote!(#attempt.await));
             tail.block = syn::parse_quote!({ #prelude #looped });
             let block = &item.block;
             quote!({ #(#inner_attrs)* #block })
@@ -321,39 +324,27 @@ fn classifier(args: &Args, krate: &TokenStream, return_span: Span) -> TokenStrea
     }
 }
 
-/// `let x = x.clone();` for each `clone(x)`, inside the attempt.
-fn clones(args: &Args) -> TokenStream {
+/// The body of one attempt: the user's block, with `let x = x.clone();`
+/// for each `clone(x)` put first inside its own braces (a block nested in
+/// another would draw an `unused_braces` warning on one-line bodies).
+fn attempt_block(block: &syn::Block, args: &Args) -> TokenStream {
     let Some(clone) = &args.clone else {
-        return quote!();
+        return block.to_token_stream();
     };
-    clone
-        .iter()
-        .map(|name| quote!(let #name = ::core::clone::Clone::clone(&#name);))
-        .collect()
+    let mut block = block.clone();
+    let clones = clone.iter().map(|name| -> syn::Stmt {
+        syn::parse_quote!(let #name = ::core::clone::Clone::clone(&#name);)
+    });
+    block.stmts.splice(0..0, clones);
+    block.to_token_stream()
 }
 
-/// Pins the attempt block's type to the function's return type, so that `?`
-/// converts errors into it; spanned at the return type so mismatches are
-/// reported there.
-fn guard(ret: Option<Type>) -> TokenStream {
-    let Some(ret) = ret else {
-        return quote!();
-    };
-    let span = ret.span();
-    quote_spanned! {span=>
-        #[allow(
-            unreachable_code,
-            clippy::diverging_sub_expression,
-            clippy::empty_loop,
-            clippy::let_unit_value,
-            clippy::let_with_type_underscore,
-            clippy::needless_return,
-            clippy::unreachable
-        )]
-        if false {
-            let __retry_never: #ret = loop {};
-            return __retry_never;
-        }
+/// The attempt as an async block whose output is pinned to the return type,
+/// so that `?` converts errors into it.
+fn pinned_attempt(ret: Option<Type>, private: &TokenStream, block: TokenStream) -> TokenStream {
+    match ret {
+        Some(ret) => quote!(#private::attempt::<#ret, _>(async #block)),
+        None => quote!(async #block),
     }
 }
 

@@ -484,11 +484,11 @@ fn parse_jitter(input: ParseStream) -> syn::Result<Jitter> {
                 &["none", "proportional", "full", "equal", "decorrelated"],
             );
             let near = near
-                .map(|n| format!(" did you mean `{n}`?"))
+                .map(|n| format!("; did you mean `{n}`?"))
                 .unwrap_or_default();
             Err(syn::Error::new(
                 ident.span(),
-                format!("unknown jitter `{name}`;{near}\njitter is one of {JITTER_ALLOWED}"),
+                format!("unknown jitter `{name}`{near}\njitter is one of {JITTER_ALLOWED}"),
             ))
         }
     }

@@ -25,9 +25,8 @@ impl Dur {
         if input.peek(Token![-]) {
             let minus: Token![-] = input.parse()?;
             let rest: Expr = input.parse()?;
-            let span = minus.span.join(rest.span()).unwrap_or(minus.span);
-            return Err(syn::Error::new(
-                span,
+            return Err(syn::Error::new_spanned(
+                quote::quote!(#minus #rest),
                 format!("`{what}` cannot be negative; write a duration such as `250ms` or `2s`"),
             ));
         }

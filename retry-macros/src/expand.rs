@@ -28,7 +28,7 @@
 //! sleeps on the thread. The body appears exactly once.
 
 use proc_macro2::{Span, TokenStream, TokenTree};
-use quote::{ToTokens, quote, quote_spanned};
+use quote::{ToTokens, quote_spanned};
 use syn::spanned::Spanned;
 use syn::visit_mut::VisitMut;
 use syn::{AttrStyle, FnArg, Ident, Pat, ReturnType, Type};
@@ -37,37 +37,49 @@ use crate::args::{Args, Backoff, Jitter, Max, On};
 use crate::duration::Dur;
 use crate::item::{self, Function, Kind};
 
+/// `quote!` with mixed-site hygiene: the expansion's locals (`__retry_*`)
+/// can neither see nor shadow the user's names, while paths still resolve
+/// at the call site.
+macro_rules! code {
+    ($($tokens:tt)*) => {
+        quote::quote_spanned!(proc_macro2::Span::mixed_site()=> $($tokens)*)
+    };
+}
+
 /// The expanded function, or the errors that keep it from being expanded.
 pub fn expand(args: Args, function: Function) -> syn::Result<TokenStream> {
     validate(&args, &function)?;
     let Function { mut item, kind } = function;
     let krate = match &args.krate {
         Some(path) => path.to_token_stream(),
-        None => quote!(::retry),
+        None => code!(::retry),
     };
-    let private = quote!(#krate::__private);
+    let private = code!(#krate::__private);
 
     let return_span = match &item.sig.output {
         ReturnType::Type(_, ty) => ty.span(),
         ReturnType::Default => item.sig.ident.span(),
     };
+    // Type errors about the outcome land on the return type, not on the
+    // attribute.
+    let outcome = Ident::new("__retry_out", Span::mixed_site().located_at(return_span));
     let is_async = !matches!(kind, Kind::Sync);
     let prelude = prelude(&args, &item.sig.ident, &private, is_async);
-    let classify = classifier(&args, &krate, return_span);
+    let classify = classifier(&args, &krate, error_type_span(&item.sig.output, &kind));
     let sleep = match (&args.sleep, is_async) {
-        (None, false) => quote!(#private::thread_sleep(__retry_delay)),
-        (None, true) => quote!(#private::tokio_sleep(__retry_delay).await),
-        (Some(_), false) => quote!(__retry_sleep(__retry_delay)),
-        (Some(_), true) => quote!(__retry_sleep(__retry_delay).await),
+        (None, false) => code!(#private::thread_sleep(__retry_delay)),
+        (None, true) => code!(#private::tokio_sleep(__retry_delay).await),
+        (Some(_), false) => code!(__retry_sleep(__retry_delay)),
+        (Some(_), true) => code!(__retry_sleep(__retry_delay).await),
     };
     let step = |attempt: TokenStream| {
-        quote! {
+        code! {
             loop {
                 #[allow(clippy::redundant_closure_call)]
-                let __retry_out = #attempt;
+                let #outcome = #attempt;
                 match __retry_call.next(
-                    __retry_out,
-                    |__retry_e| #classify,
+                    #outcome,
+                    #classify,
                     |__retry_e, __retry_f| {
                         #[allow(unused_imports)]
                         use #private::{DescribeDebug as _, DescribeDisplay as _};
@@ -89,17 +101,17 @@ pub fn expand(args: Args, function: Function) -> syn::Result<TokenStream> {
         Kind::Sync => {
             let block = attempt_block(&item.block, &args);
             let annotation = match erased_return(&item.sig.output) {
-                Some(ret) => quote!(-> #ret),
-                None => quote!(),
+                Some(ret) => code!(-> #ret),
+                None => code!(),
             };
-            let looped = step(quote!((|| #annotation #block)()));
-            quote!({ #(#inner_attrs)* #prelude #looped })
+            let looped = step(code!((|| #annotation #block)()));
+            code!({ #(#inner_attrs)* #prelude #looped })
         }
         Kind::Async => {
             let block = attempt_block(&item.block, &args);
             let attempt = pinned_attempt(erased_return(&item.sig.output), &private, block);
-            let looped = step(quote!(#attempt.await));
-            quote!({ #(#inner_attrs)* #prelude #looped })
+            let looped = step(code!(#attempt.await));
+            code!({ #(#inner_attrs)* #prelude #looped })
         }
         Kind::AsyncBlock { output } => {
             let mut output = *output;
@@ -116,15 +128,15 @@ pub fn expand(args: Args, function: Function) -> syn::Result<TokenStream> {
             };
             let block = attempt_block(&tail.block, &args);
             let attempt = pinned_attempt(output, &private, block);
-            let looped = step(quote!(#attempt.await));
+            let looped = step(code!(#attempt.await));
             tail.block = syn::parse_quote!({ #prelude #looped });
             let block = &item.block;
-            quote!({ #(#inner_attrs)* #block })
+            code!({ #(#inner_attrs)* #block })
         }
     };
     let vis = &item.vis;
     let sig = &item.sig;
-    Ok(quote! {
+    Ok(code! {
         #(#outer_attrs)*
         #vis #sig #body
     })
@@ -206,55 +218,55 @@ fn prelude(args: &Args, fn_name: &Ident, private: &TokenStream, is_async: bool) 
         Some(name) => name.to_token_stream(),
         None => {
             let fn_name = fn_name.to_string();
-            quote!(::core::concat!(::core::module_path!(), "::", #fn_name))
+            code!(::core::concat!(::core::module_path!(), "::", #fn_name))
         }
     };
     let (backoff, backoff_is_const) = backoff(args.backoff.as_ref(), private);
-    let mut policy = quote!(#private::Policy::new(#name, #backoff));
+    let mut policy = code!(#private::Policy::new(#name, #backoff));
     match &args.max {
-        Some(Max::Limited(n)) => policy.extend(quote!(.max_attempts(#n))),
-        Some(Max::Unbounded(_)) => policy.extend(quote!(.unbounded())),
+        Some(Max::Limited(n)) => policy.extend(code!(.max_attempts(#n))),
+        Some(Max::Unbounded(_)) => policy.extend(code!(.unbounded())),
         None => {}
     }
     if let Some(jitter) = &args.jitter {
         let jitter = match *jitter {
             Jitter::None => None,
-            Jitter::Proportional(ratio) => Some(quote!(Proportional(#ratio))),
-            Jitter::Full => Some(quote!(Full)),
-            Jitter::Equal => Some(quote!(Equal)),
-            Jitter::Decorrelated => Some(quote!(Decorrelated)),
+            Jitter::Proportional(ratio) => Some(code!(Proportional(#ratio))),
+            Jitter::Full => Some(code!(Full)),
+            Jitter::Equal => Some(code!(Equal)),
+            Jitter::Decorrelated => Some(code!(Decorrelated)),
         };
         if let Some(jitter) = jitter {
-            policy.extend(quote!(.jitter(#private::Jitter::#jitter)));
+            policy.extend(code!(.jitter(#private::Jitter::#jitter)));
         }
     }
     let mut deadline_is_const = true;
     if let Some(deadline) = &args.deadline {
         deadline_is_const = deadline.literal_value().is_some();
         let deadline = deadline.tokens();
-        policy.extend(quote!(.deadline(#deadline)));
+        policy.extend(code!(.deadline(#deadline)));
     }
     // A policy of literals is a constant: the call keeps only a reference.
     let policy = if backoff_is_const && deadline_is_const {
-        quote!(let __retry_policy = &const { #policy };)
+        code!(let __retry_policy = &const { #policy };)
     } else {
-        quote!(let __retry_policy = &#policy;)
+        code!(let __retry_policy = &#policy;)
     };
     let on = match &args.on {
-        Some(On::Expr(expr)) => quote!(let __retry_on = #expr;),
-        _ => quote!(),
+        Some(On::Expr(expr)) => code!(let __retry_on = #expr;),
+        _ => code!(),
     };
     let sleeper = match (&args.sleep, is_async) {
-        (Some(sleep), false) => quote!(let __retry_sleep = #private::sync_sleeper(#sleep);),
-        (Some(sleep), true) => quote!(let __retry_sleep = #private::async_sleeper(#sleep);),
-        (None, _) => quote!(),
+        (Some(sleep), false) => code!(let __retry_sleep = #private::sync_sleeper(#sleep);),
+        (Some(sleep), true) => code!(let __retry_sleep = #private::async_sleeper(#sleep);),
+        (None, _) => code!(),
     };
     let clock = if is_async {
-        quote!(#private::async_clock())
+        code!(#private::async_clock())
     } else {
-        quote!(#private::SystemClock)
+        code!(#private::SystemClock)
     };
-    quote! {
+    code! {
         #policy
         #on
         #sleeper
@@ -268,19 +280,19 @@ fn backoff(backoff: Option<&Backoff>, private: &TokenStream) -> (TokenStream, bo
     let or = |d: &Option<Dur>, default: Dur| d.clone().unwrap_or(default);
     let all_literal = |ds: &[&Dur]| ds.iter().all(|d| d.literal_value().is_some());
     match backoff {
-        None => (quote!(#private::Exponential::DEFAULT), true),
+        None => (code!(#private::Exponential::DEFAULT), true),
         Some(Backoff::Exp { base, factor, max }) => {
             let (base, max) = (or(base, secs(1)), or(max, secs(30)));
             let factor = factor.unwrap_or(2.0);
             let (b, m) = (base.tokens(), max.tokens());
             (
-                quote!(#private::Exponential::new(#b, #factor, #m)),
+                code!(#private::Exponential::new(#b, #factor, #m)),
                 all_literal(&[&base, &max]),
             )
         }
         Some(Backoff::Fixed(delay)) => {
             let d = delay.tokens();
-            (quote!(#private::Fixed::new(#d)), all_literal(&[delay]))
+            (code!(#private::Fixed::new(#d)), all_literal(&[delay]))
         }
         Some(Backoff::Linear { base, step, max }) => {
             let base = or(base, secs(1));
@@ -288,7 +300,7 @@ fn backoff(backoff: Option<&Backoff>, private: &TokenStream) -> (TokenStream, bo
             let max = or(max, secs(30));
             let (b, s, m) = (base.tokens(), step.tokens(), max.tokens());
             (
-                quote!(#private::Linear::new(#b, #s, #m)),
+                code!(#private::Linear::new(#b, #s, #m)),
                 all_literal(&[&base, &step, &max]),
             )
         }
@@ -296,31 +308,32 @@ fn backoff(backoff: Option<&Backoff>, private: &TokenStream) -> (TokenStream, bo
             let (base, max) = (or(base, secs(1)), or(max, secs(30)));
             let (b, m) = (base.tokens(), max.tokens());
             (
-                quote!(#private::Fibonacci::new(#b, #m)),
+                code!(#private::Fibonacci::new(#b, #m)),
                 all_literal(&[&base, &max]),
             )
         }
-        Some(Backoff::None) => (quote!(#private::NoBackoff), true),
-        Some(Backoff::Closure(closure)) => (quote!(#private::backoff_fn(#closure)), false),
-        Some(Backoff::Expr(expr)) => (quote!(#expr), false),
+        Some(Backoff::None) => (code!(#private::NoBackoff), true),
+        Some(Backoff::Closure(closure)) => (code!(#private::backoff_fn(#closure)), false),
+        Some(Backoff::Expr(expr)) => (code!(#expr), false),
     }
 }
 
-/// The classification of `__retry_e`. Without `on`, the error type's own
-/// classification, spanned at the return type so that a type without one
-/// is reported there.
-fn classifier(args: &Args, krate: &TokenStream, return_span: Span) -> TokenStream {
-    let private = quote!(#krate::__private);
+/// The classifier handed to `Call::next`: a function of the error. Without
+/// `on` it is the error type's own classification, named at the error type
+/// so that a type without one is reported there.
+fn classifier(args: &Args, krate: &TokenStream, error_span: Span) -> TokenStream {
+    let private = code!(#krate::__private);
     match &args.on {
-        None | Some(On::Transient) => {
-            let path = respan(quote!(#private::classify_by_type), return_span);
-            quote_spanned!(return_span=> #path(__retry_e))
-        }
+        None | Some(On::Transient) => respan(code!(#private::classify_by_type), error_span),
         Some(On::Matches(pat)) => {
-            quote!(#private::into_class(::core::matches!(__retry_e, #pat)))
+            code!(|__retry_e| #private::into_class(::core::matches!(__retry_e, #pat)))
         }
-        Some(On::Closure(closure)) => quote!(#private::classify_with(__retry_e, #closure)),
-        Some(On::Expr(_)) => quote!(#private::Classify::classify(&__retry_on, __retry_e)),
+        Some(On::Closure(closure)) => {
+            code!(|__retry_e| #private::classify_with(__retry_e, #closure))
+        }
+        Some(On::Expr(_)) => {
+            code!(|__retry_e| #private::Classify::classify(&__retry_on, __retry_e))
+        }
     }
 }
 
@@ -343,8 +356,8 @@ fn attempt_block(block: &syn::Block, args: &Args) -> TokenStream {
 /// so that `?` converts errors into it.
 fn pinned_attempt(ret: Option<Type>, private: &TokenStream, block: TokenStream) -> TokenStream {
     match ret {
-        Some(ret) => quote!(#private::attempt::<#ret, _>(async #block)),
-        None => quote!(async #block),
+        Some(ret) => code!(#private::attempt::<#ret, _>(async #block)),
+        None => code!(async #block),
     }
 }
 
@@ -374,6 +387,24 @@ impl VisitMut for ImplTraitEraser {
             syn::visit_mut::visit_type_mut(self, ty);
         }
     }
+}
+
+/// Where the error type is written: `E` in `-> Result<T, E>`, else the
+/// whole return type (an alias such as `io::Result<T>` hides it).
+fn error_type_span(output: &ReturnType, kind: &Kind) -> Span {
+    let ty = match (kind, output) {
+        (Kind::AsyncBlock { output }, _) => &**output,
+        (_, ReturnType::Type(_, ty)) => &**ty,
+        (_, ReturnType::Default) => return Span::call_site(),
+    };
+    if let Type::Path(path) = ty
+        && let Some(last) = path.path.segments.last()
+        && let syn::PathArguments::AngleBracketed(args) = &last.arguments
+        && let Some(syn::GenericArgument::Type(error)) = args.args.iter().nth(1)
+    {
+        return error.span();
+    }
+    ty.span()
 }
 
 /// The same tokens, all at `span`.

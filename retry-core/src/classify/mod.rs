@@ -147,12 +147,14 @@ impl<E: Classified + ?Sized> Classify<E> for ByType {
     }
 }
 
+#[diagnostic::do_not_recommend]
 impl<E: Classified + ?Sized> Classified for &E {
     fn classification(&self) -> Classification {
         (**self).classification()
     }
 }
 
+#[diagnostic::do_not_recommend]
 impl<E: Classified + ?Sized> Classified for Box<E> {
     fn classification(&self) -> Classification {
         (**self).classification()

@@ -1,0 +1,10 @@
+use retry::retry;
+
+#[retry]
+const fn answer() -> Result<u32, ()> {
+    Ok(42)
+}
+
+fn main() {
+    let _ = answer();
+}

@@ -1,0 +1,8 @@
+use retry::retry;
+
+trait Store {
+    #[retry]
+    fn load(&self) -> std::io::Result<String>;
+}
+
+fn main() {}

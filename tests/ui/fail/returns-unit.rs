@@ -1,0 +1,8 @@
+use retry::retry;
+
+#[retry(max = 3)]
+fn ping() {}
+
+fn main() {
+    ping();
+}

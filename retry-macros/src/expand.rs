@@ -28,7 +28,7 @@
 //! sleeps on the thread. The body appears exactly once.
 
 use proc_macro2::{Span, TokenStream, TokenTree};
-use quote::{ToTokens, quote_spanned};
+use quote::ToTokens;
 use syn::spanned::Spanned;
 use syn::visit_mut::VisitMut;
 use syn::{AttrStyle, FnArg, Ident, Pat, ReturnType, Type};

@@ -98,8 +98,11 @@ pub type AsyncClock = SystemClock;
 /// An error borrowed for the logs; [`DescribeDisplay`] and [`DescribeDebug`]
 /// pick `Display` when the type has it and `Debug` otherwise.
 ///
-/// Method resolution tries the receiver `&Describe<E>` before `Describe<E>`,
-/// so the `Display` impl (on the reference) wins whenever it applies.
+/// The expansion calls `(&Describe(e)).__retry_describe(f)`. Method
+/// resolution first looks for a method taking `&Describe<E>` as it is, which
+/// the `Display` impl (on `Describe<E>`, by `&self`) provides when `E:
+/// Display`; only then does it borrow again and find the `Debug` impl (on
+/// `&Describe<E>`).
 pub struct Describe<'e, E: ?Sized>(pub &'e E);
 
 /// The `Display` arm of the error description.
@@ -108,7 +111,7 @@ pub trait DescribeDisplay {
     fn __retry_describe(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result;
 }
 
-impl<E: fmt::Display + ?Sized> DescribeDisplay for &Describe<'_, E> {
+impl<E: fmt::Display + ?Sized> DescribeDisplay for Describe<'_, E> {
     #[inline]
     fn __retry_describe(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         fmt::Display::fmt(self.0, f)
@@ -121,7 +124,7 @@ pub trait DescribeDebug {
     fn __retry_describe(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result;
 }
 
-impl<E: fmt::Debug + ?Sized> DescribeDebug for Describe<'_, E> {
+impl<E: fmt::Debug + ?Sized> DescribeDebug for &Describe<'_, E> {
     #[inline]
     fn __retry_describe(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         fmt::Debug::fmt(self.0, f)

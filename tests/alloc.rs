@@ -1,0 +1,111 @@
+//! Heap allocations of retried calls, counted by a global allocator: the
+//! success path must make none.
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
+use std::future::Future;
+use std::io::{self, ErrorKind};
+use std::pin::pin;
+use std::task::{Context, Poll, Waker};
+use std::time::Duration;
+
+use retry::retry;
+
+struct Counting;
+
+thread_local! {
+    static ALLOCATIONS: Cell<usize> = const { Cell::new(0) };
+}
+
+// SAFETY: every call is forwarded to `System` unchanged; counting touches a
+// const-initialised thread-local, which never allocates.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        ALLOCATIONS.with(|n| n.set(n.get() + 1));
+        // SAFETY: forwarded with the caller's layout.
+        unsafe { System.alloc(layout) }
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: forwarded with the caller's pointer and layout.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        ALLOCATIONS.with(|n| n.set(n.get() + 1));
+        // SAFETY: forwarded with the caller's arguments.
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+}
+
+#[global_allocator]
+static ALLOCATOR: Counting = Counting;
+
+/// Allocations made on this thread by `f`.
+fn allocations<T>(f: impl FnOnce() -> T) -> (usize, T) {
+    let before = ALLOCATIONS.with(Cell::get);
+    let value = f();
+    (ALLOCATIONS.with(Cell::get) - before, value)
+}
+
+fn no_wait(_: Duration) {}
+
+#[retry(max = 5, backoff = exp, jitter)]
+fn plain(x: u64) -> io::Result<u64> {
+    Ok(std::hint::black_box(x))
+}
+
+#[retry(max = 5, backoff = exp, jitter = decorrelated, deadline = 10s)]
+fn with_deadline(x: u64) -> io::Result<u64> {
+    Ok(std::hint::black_box(x))
+}
+
+#[retry(max = 5, backoff = exp, jitter)]
+async fn plain_async(x: u64) -> io::Result<u64> {
+    Ok(std::hint::black_box(x))
+}
+
+#[retry(max = 3, backoff = exp, jitter, sleep = no_wait)]
+fn fails_once(calls: &Cell<u32>) -> io::Result<u32> {
+    calls.set(calls.get() + 1);
+    if calls.get() == 1 {
+        return Err(ErrorKind::TimedOut.into());
+    }
+    Ok(calls.get())
+}
+
+/// Polls a future that needs no waking to completion.
+fn run<F: Future>(future: F) -> F::Output {
+    let mut future = pin!(future);
+    let mut cx = Context::from_waker(Waker::noop());
+    loop {
+        if let Poll::Ready(output) = future.as_mut().poll(&mut cx) {
+            return output;
+        }
+    }
+}
+
+#[test]
+fn the_success_path_never_allocates() {
+    let (n, out) = allocations(|| plain(7));
+    assert_eq!(out.unwrap(), 7);
+    assert_eq!(n, 0, "sync success");
+
+    let (n, out) = allocations(|| with_deadline(7));
+    assert_eq!(out.unwrap(), 7);
+    assert_eq!(n, 0, "sync success with a deadline");
+
+    let (n, out) = allocations(|| run(plain_async(7)));
+    assert_eq!(out.unwrap(), 7);
+    assert_eq!(n, 0, "async success");
+}
+
+#[test]
+fn a_retry_allocates_nothing_once_the_thread_rng_exists() {
+    // The first jittered retry on a thread seeds from the thread RNG, which
+    // allocates its state once.
+    fails_once(&Cell::new(0)).unwrap();
+    let (n, out) = allocations(|| fails_once(&Cell::new(0)));
+    assert_eq!(out.unwrap(), 2);
+    assert_eq!(n, 0, "one retry with jitter, no subscriber");
+}

@@ -50,7 +50,11 @@ impl Classified for FetchError {
 
 #[retry(max = 5, backoff = exp(base = 200ms, max = 2s), jitter)]
 async fn fetch(client: &reqwest::Client, url: &str) -> Result<String, FetchError> {
-    let response = client.get(url).send().await.map_err(FetchError::Transport)?;
+    let response = client
+        .get(url)
+        .send()
+        .await
+        .map_err(FetchError::Transport)?;
     let status = response.status();
     if !status.is_success() {
         return Err(FetchError::Status(status.as_u16()));
@@ -105,6 +109,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     });
     let stream = tokio::task::spawn_blocking(move || connect(addr)).await??;
     println!("# connected to {}", stream.peer_addr()?);
-    opener.join().map_err(|_| "the listener thread panicked")??;
+    opener
+        .join()
+        .map_err(|_| "the listener thread panicked")??;
     Ok(())
 }

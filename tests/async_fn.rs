@@ -384,3 +384,43 @@ async fn the_wrapper_future_is_send_when_the_body_is() {
     });
     assert_eq!(handle.await.unwrap().unwrap(), 2);
 }
+
+/// Sets its flag when dropped.
+struct DropFlag<'a>(&'a std::sync::atomic::AtomicBool);
+
+impl Drop for DropFlag<'_> {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::SeqCst);
+    }
+}
+
+#[retry(max = 5, backoff = fixed(10s))]
+async fn holds_a_guard(
+    flaky: &Flaky,
+    dropped: &std::sync::atomic::AtomicBool,
+    hang: bool,
+) -> io::Result<u32> {
+    let _guard = DropFlag(dropped);
+    if hang {
+        std::future::pending::<()>().await;
+    }
+    flaky.hit()
+}
+
+#[tokio::test(start_paused = true)]
+async fn dropping_the_future_while_it_waits_or_runs_ends_the_call() {
+    let dropped = std::sync::atomic::AtomicBool::new(false);
+    let flaky = Flaky::always(ErrorKind::TimedOut);
+    // Cancelled during the first 10 s wait.
+    let cancelled = tokio::time::timeout(secs(5), holds_a_guard(&flaky, &dropped, false)).await;
+    assert!(cancelled.is_err());
+    assert!(dropped.load(Ordering::SeqCst));
+    tokio::time::sleep(secs(60)).await;
+    assert_eq!(flaky.calls(), 1, "no attempt runs after the drop");
+
+    // Cancelled inside an attempt: the attempt's locals are dropped.
+    let dropped = std::sync::atomic::AtomicBool::new(false);
+    let cancelled = tokio::time::timeout(secs(5), holds_a_guard(&flaky, &dropped, true)).await;
+    assert!(cancelled.is_err());
+    assert!(dropped.load(Ordering::SeqCst));
+}

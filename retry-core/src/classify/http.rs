@@ -327,6 +327,8 @@ mod http_crate {
     use crate::class::Classification;
     use crate::classify::Classified;
 
+    // Kept out of "other types implement" lists, which would change with features.
+    #[diagnostic::do_not_recommend]
     impl Classified for StatusCode {
         fn classification(&self) -> Classification {
             super::status(self.as_u16())

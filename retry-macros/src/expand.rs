@@ -8,15 +8,15 @@
 //! async fn fetch(url: &str) -> Result<String, Error> { body }
 //! ```
 //!
-//! Output (paths shortened):
+//! Output (paths shortened; locals have mixed-site hygiene):
 //!
 //! ```text
 //! async fn fetch(url: &str) -> Result<String, Error> {
 //!     let __retry_policy = &const { Policy::new(concat!(module_path!(), "::fetch"), Fixed::new(200ms)).max_attempts(3) };
 //!     let mut __retry_call = Call::new(__retry_policy, async_clock());
 //!     loop {
-//!         let __retry_out = async { <inference guard> body }.await;
-//!         match __retry_call.next(__retry_out, |e| classify(e), |e, f| describe(e, f)) {
+//!         let __retry_out = attempt::<Result<String, Error>, _>(async { body }).await;
+//!         match __retry_call.next(__retry_out, classify_by_type, |e, f| describe(e, f)) {
 //!             Step::Done(out) => return out,
 //!             Step::Retry(delay) => tokio_sleep(delay).await,
 //!         }
@@ -25,7 +25,7 @@
 //! ```
 //!
 //! A sync function runs its body as `(|| -> Ret { body })()` instead, and
-//! sleeps on the thread. The body appears exactly once.
+//! sleeps on the thread. The body's tokens appear exactly once.
 
 use proc_macro2::{Span, TokenStream, TokenTree};
 use quote::ToTokens;

@@ -53,7 +53,7 @@ pub fn parse(tokens: TokenStream) -> syn::Result<Option<Function>> {
     } else if let ReturnType::Type(_, ty) = &sig.output
         && let Some(output) = future_output(ty)
     {
-        if tail_async_block(&item.block).is_none() {
+        if tail_async_block_mut(&mut item.block.clone()).is_none() {
             return Err(syn::Error::new(
                 ty.span(),
                 "this function returns a future that its body builds elsewhere; retrying the body would only rebuild the future, not run it again\nwrite it as an `async fn`, or end the body with an `async move { .. }` block",
@@ -161,27 +161,9 @@ fn bounds_output<'a>(mut bounds: impl Iterator<Item = &'a TypeParamBound>) -> Op
 }
 
 /// The async block the body ends with, bare or inside `Box::pin(..)`.
-pub fn tail_async_block(block: &Block) -> Option<&ExprAsync> {
-    match block.stmts.last()? {
-        Stmt::Expr(expr, None) => async_block_in(expr),
-        _ => None,
-    }
-}
-
-/// The same as [`tail_async_block`], mutably, for the expansion to rewrite.
 pub fn tail_async_block_mut(block: &mut Block) -> Option<&mut ExprAsync> {
     match block.stmts.last_mut()? {
         Stmt::Expr(expr, None) => async_block_in_mut(expr),
-        _ => None,
-    }
-}
-
-fn async_block_in(expr: &Expr) -> Option<&ExprAsync> {
-    match expr {
-        Expr::Async(block) if block.capture.is_some() => Some(block),
-        Expr::Call(call) if call.args.len() == 1 && is_box_pin(&call.func) => {
-            async_block_in(call.args.first()?)
-        }
         _ => None,
     }
 }

@@ -117,9 +117,10 @@
 pub use retry_macros::retry;
 
 pub use retry_core::{
-    ByType, Call, Class, Classification, Classified, Classify, Clock, Code, DEFAULT_MAX_ATTEMPTS,
-    DEFAULT_MAX_RETRY_AFTER, GiveUp, IntoClassification, Outcome, Policy, Step, SystemClock,
-    backoff, http, jitter,
+    Attempt, AttemptTimeout, ByType, Call, CallId, Class, Classification, Classified, Classify,
+    Clock, Code, DEFAULT_MAX_ATTEMPTS, DEFAULT_MAX_RETRY_AFTER, Decision, Fallible, FromTimeout,
+    GiveUp, IntoClassification, NoError, Outcome, Policy, Scoped, SystemClock, attempt, backoff,
+    hooks, http, jitter, testing,
 };
 
 #[cfg(feature = "tokio")]

@@ -1,27 +1,42 @@
 //! The attempt state machine that the `#[retry]` expansion drives.
 //!
-//! The expansion runs the body, hands its result to [`Call::next`] and
-//! either returns ([`Step::Done`]) or waits and runs the body again
-//! ([`Step::Retry`]). Every decision (classification, delay, deadline,
+//! The expansion runs the body, hands its outcome to [`Call::decide`] and
+//! either returns it ([`Decision::Return`], [`Decision::GiveUp`]) or waits and runs the body again
+//! ([`Decision::Retry`]). Every decision (classification, delay, deadline,
 //! giving up, logging) is made here.
 
 use core::fmt;
+use core::sync::atomic::{AtomicBool, Ordering};
+use core::future::Future;
+use core::pin::Pin;
 use core::time::Duration;
 use std::time::Instant;
+
+use tracing::Span;
 
 use crate::backoff::Backoff;
 use crate::class::{Class, Classification};
 use crate::clock::Clock;
-use crate::jitter::Rng;
+use crate::current::{Current, Scoped};
+use crate::hooks::Context;
+use crate::jitter::{Jitter, Rng};
 use crate::log;
+#[cfg(feature = "tokio")]
+use crate::outcome::FromTimeout;
 use crate::outcome::Outcome;
 use crate::policy::Policy;
+use crate::testing;
+#[cfg(feature = "tokio")]
+use crate::timeout::AttemptTimeout;
 
 /// What to do after an attempt.
-#[derive(Debug, PartialEq, Eq)]
-pub enum Step<R> {
-    /// Return this result to the caller.
-    Done(R),
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Decision {
+    /// The attempt succeeded: return its outcome to the caller.
+    Return,
+    /// The attempt failed and no other will follow: return its outcome to
+    /// the caller.
+    GiveUp(GiveUp),
     /// Wait this long, then run the body again.
     Retry(Duration),
 }
@@ -65,33 +80,44 @@ impl fmt::Display for GiveUp {
 /// jitter state.
 ///
 /// ```
-/// use retry::{Call, Classification, Policy, Step, SystemClock};
+/// use retry::{Call, Classification, Decision, GiveUp, Policy, SystemClock};
 /// use retry::backoff::Fixed;
 /// use std::time::Duration;
 ///
 /// let policy = Policy::new("doc", Fixed::new(Duration::from_millis(10))).max_attempts(2);
 /// let mut call = Call::new(&policy, SystemClock);
-/// let describe = |e: &&str, f: &mut std::fmt::Formatter<'_>| f.write_str(e);
+/// let mut decide = |outcome: Result<(), &str>| {
+///     call.decide(
+///         &outcome,
+///         |_| Classification::transient(),
+///         |e, f| f.write_str(e),
+///         |_| false,
+///         tracing::Span::none,
+///     )
+/// };
 ///
-/// let first: Result<(), &str> = Err("busy");
-/// let step = call.next(first, |_| Classification::transient(), describe);
-/// assert_eq!(step, Step::Retry(Duration::from_millis(10)));
-///
-/// let second: Result<(), &str> = Err("busy");
-/// let step = call.next(second, |_| Classification::transient(), describe);
-/// assert_eq!(step, Step::Done(Err("busy")));
-/// assert_eq!(call.gave_up(), Some(retry::GiveUp::Exhausted));
+/// assert_eq!(decide(Err("busy")), Decision::Retry(Duration::from_millis(10)));
+/// assert_eq!(decide(Err("busy")), Decision::GiveUp(GiveUp::Exhausted));
 /// ```
 #[derive(Debug)]
 pub struct Call<'p, B, C> {
     policy: &'p Policy<B>,
     clock: C,
     attempt: u32,
+    ended: u32,
+    current: Current,
     started: Option<Instant>,
+    skipped: Duration,
     previous_delay: Duration,
     rng: Option<Rng>,
+    timed_out: AtomicBool,
+    last_class: Option<Classification>,
+    last_delay: Option<Duration>,
     gave_up: Option<GiveUp>,
 }
+
+/// The class of a value that `if_result` rejected.
+const REJECTED: &str = "if_result";
 
 impl<'p, B: Backoff, C: Clock> Call<'p, B, C> {
     /// A call about to make its first attempt. The clock is read now only
@@ -104,9 +130,15 @@ impl<'p, B: Backoff, C: Clock> Call<'p, B, C> {
             policy,
             clock,
             attempt: 1,
+            ended: 0,
+            current: Current::new(policy.max()),
             started,
+            skipped: Duration::ZERO,
             previous_delay: Duration::ZERO,
             rng: None,
+            timed_out: AtomicBool::new(false),
+            last_class: None,
+            last_delay: None,
             gave_up: None,
         }
     }
@@ -118,7 +150,8 @@ impl<'p, B: Backoff, C: Clock> Call<'p, B, C> {
         self
     }
 
-    /// The number of the attempt in progress (1 for the first).
+    /// The number of the attempt in progress, or about to start (1 for the
+    /// first).
     pub fn attempt(&self) -> u32 {
         self.attempt
     }
@@ -130,59 +163,182 @@ impl<'p, B: Backoff, C: Clock> Call<'p, B, C> {
 
     /// Decides what follows an attempt that returned `outcome`.
     ///
-    /// `classify` is called only on an error; `describe` writes the error
-    /// into the logs.
+    /// The outcome is read through functions of the error (`classify`,
+    /// `describe` for the logs), of the value (`reject`: true to retry it,
+    /// for `if_result`), and `span`, the span the call's log events go in
+    /// (for `fields(..)`). Each is called only on the path that needs it.
     #[inline]
-    pub fn next<R, F, D>(&mut self, outcome: R, classify: F, describe: D) -> Step<R>
+    pub fn decide<R, F, D, V, S>(
+        &mut self,
+        outcome: &R,
+        classify: F,
+        describe: D,
+        reject: V,
+        span: S,
+    ) -> Decision
     where
-        R: Outcome,
+        R: Outcome + ?Sized,
         F: FnOnce(&R::Error) -> Classification,
         D: Fn(&R::Error, &mut fmt::Formatter<'_>) -> fmt::Result,
+        V: FnOnce(&R::Value) -> bool,
+        S: Fn() -> Span,
     {
-        let delay = match outcome.error() {
-            None => {
-                if self.attempt > 1 {
-                    self.succeeded_after_retries();
+        testing::count_attempt();
+        self.ended = self.attempt;
+        match outcome.split() {
+            Ok(value) => {
+                if reject(value) {
+                    let class = Classification::transient().with_code(REJECTED);
+                    return self.failed(class, &"if_result rejected the returned value", &span);
                 }
-                return Step::Done(outcome);
+                if self.attempt > 1 {
+                    self.succeeded_after_retries(&span);
+                }
+                Decision::Return
             }
-            Some(error) => self.failed(classify(error), &Described(error, describe)),
+            Err(error) => {
+                let class = if self.timed_out.swap(false, Ordering::Relaxed) {
+                    Classification::transient().with_code("attempt_timeout")
+                } else {
+                    classify(error)
+                };
+                self.failed(class, &Described(error, describe), &span)
+            }
+        }
+    }
+
+    /// Runs a sync attempt where [`attempt()`](crate::attempt()) sees it.
+    #[inline]
+    pub fn scope<T>(&self, attempt: impl FnOnce() -> T) -> T {
+        self.current.enter(attempt)
+    }
+
+    /// An async attempt that [`attempt()`](crate::attempt()) sees on every
+    /// poll.
+    #[inline]
+    pub fn scoped<'c, F: Future>(&'c self, attempt: Pin<&'c mut F>) -> Scoped<'c, F> {
+        Scoped::new(&self.current, attempt)
+    }
+
+    /// Runs an async attempt for at most `attempt_timeout`, or the time left
+    /// before the deadline if that is shorter; an attempt still running then
+    /// is dropped and returns [`AttemptTimeout`](crate::AttemptTimeout).
+    #[cfg(feature = "tokio")]
+    pub async fn timed<R, F>(&self, attempt: F) -> R
+    where
+        R: FromTimeout,
+        F: Future<Output = R>,
+    {
+        let Some(limit) = self.attempt_limit() else {
+            return attempt.await;
         };
-        match delay {
-            Some(delay) => Step::Retry(delay),
-            None => Step::Done(outcome),
+        match tokio::time::timeout(limit, attempt).await {
+            Ok(outcome) => outcome,
+            Err(_) => {
+                self.timed_out.store(true, Ordering::Relaxed);
+                R::from_timeout(AttemptTimeout::new(limit))
+            }
+        }
+    }
+
+    /// How long the next attempt may run: `attempt_timeout`, shortened to
+    /// the time left before the deadline.
+    fn attempt_limit(&self) -> Option<Duration> {
+        let timeout = self.policy.attempt_timeout?;
+        let left = match (self.policy.deadline, self.started) {
+            (Some(deadline), Some(started)) => {
+                let elapsed = self
+                    .clock
+                    .now()
+                    .saturating_duration_since(started)
+                    .saturating_add(self.skipped);
+                deadline.saturating_sub(elapsed)
+            }
+            _ => Duration::MAX,
+        };
+        Some(timeout.min(left))
+    }
+
+    /// What hooks see: before an attempt (`outcome` is `None`) or after it.
+    pub fn context<'o, R: ?Sized>(&mut self, outcome: Option<&'o R>) -> Context<'o, R> {
+        let elapsed = self.elapsed();
+        let (attempt, class, gave_up) = match outcome {
+            None => (self.attempt, None, None),
+            Some(_) => (self.ended, self.last_class, self.gave_up),
+        };
+        Context {
+            name: self.policy.name(),
+            attempt,
+            max: self.policy.max(),
+            elapsed,
+            outcome,
+            class,
+            delay: self.last_delay,
+            gave_up,
         }
     }
 
     #[cold]
     #[inline(never)]
-    fn succeeded_after_retries(&mut self) {
+    fn succeeded_after_retries(&mut self, span: &dyn Fn() -> Span) {
+        self.last_class = None;
+        self.last_delay = None;
         let elapsed = self.elapsed();
-        log::succeeded(self.policy, self.attempt, elapsed);
+        log::succeeded(self.policy, self.attempt, elapsed, span);
     }
 
     #[cold]
     #[inline(never)]
-    fn failed(&mut self, class: Classification, error: &dyn fmt::Display) -> Option<Duration> {
+    fn failed(
+        &mut self,
+        class: Classification,
+        error: &dyn fmt::Display,
+        span: &dyn Fn() -> Span,
+    ) -> Decision {
         let elapsed = self.elapsed();
-        let delay = self.decide(&class, elapsed);
-        match delay {
+        self.last_class = Some(class);
+        match self.next_delay(&class, elapsed) {
             Ok(delay) => {
-                log::retrying(self.policy, self.attempt, &class, error, delay, elapsed);
+                log::retrying(
+                    self.policy,
+                    self.attempt,
+                    &class,
+                    error,
+                    delay,
+                    elapsed,
+                    span,
+                );
                 self.attempt = self.attempt.saturating_add(1);
+                self.current.set_number(self.attempt);
                 self.previous_delay = delay;
-                Some(delay)
+                self.last_delay = Some(delay);
+                let wait = testing::wait(delay);
+                self.skipped = self.skipped.saturating_add(delay - wait);
+                Decision::Retry(wait)
             }
             Err(reason) => {
-                log::gave_up(self.policy, self.attempt, &class, error, reason, elapsed);
+                log::gave_up(
+                    self.policy,
+                    self.attempt,
+                    &class,
+                    error,
+                    reason,
+                    elapsed,
+                    span,
+                );
+                self.last_delay = None;
                 self.gave_up = Some(reason);
-                None
+                Decision::GiveUp(reason)
             }
         }
     }
 
     /// The delay before the next attempt, or why there is none.
-    fn decide(&mut self, class: &Classification, elapsed: Duration) -> Result<Duration, GiveUp> {
+    fn next_delay(
+        &mut self,
+        class: &Classification,
+        elapsed: Duration,
+    ) -> Result<Duration, GiveUp> {
         match class.class() {
             Class::Logical => return Err(GiveUp::Permanent),
             Class::Validation => return Err(GiveUp::Validation),
@@ -198,7 +354,7 @@ impl<'p, B: Backoff, C: Clock> Call<'p, B, C> {
                 if asked > self.policy.max_retry_after {
                     return Err(GiveUp::RetryAfterTooLong);
                 }
-                asked
+                self.server_delay(asked)
             }
             _ => self.backoff_delay(),
         };
@@ -208,6 +364,21 @@ impl<'p, B: Backoff, C: Clock> Call<'p, B, C> {
             return Err(GiveUp::Deadline);
         }
         Ok(delay)
+    }
+
+    /// A server's delay is never shortened; with jitter on, up to a quarter
+    /// of it (the ratio of proportional jitter) is added, within
+    /// `max_retry_after`.
+    fn server_delay(&mut self, asked: Duration) -> Duration {
+        let ratio = match self.policy.jitter {
+            Jitter::None => return asked,
+            Jitter::Proportional(ratio) => ratio,
+            Jitter::Full | Jitter::Equal | Jitter::Decorrelated => 0.25,
+        };
+        let rng = self.rng.get_or_insert_with(Rng::from_entropy);
+        Jitter::Proportional(ratio)
+            .apply(asked, asked, asked, Duration::MAX, rng)
+            .min(self.policy.max_retry_after.max(asked))
     }
 
     fn backoff_delay(&mut self) -> Duration {
@@ -228,12 +399,14 @@ impl<'p, B: Backoff, C: Clock> Call<'p, B, C> {
         jitter.apply(delay, previous, base, backoff.max_delay(), rng)
     }
 
-    /// Time since the call started; without a deadline the clock starts at
-    /// the first failure, so the success path never reads it.
+    /// Time since the call started, skipped test-mode waits included;
+    /// without a deadline the clock starts at the first failure (or the
+    /// first hook), so the success path never reads it.
     fn elapsed(&mut self) -> Duration {
         let now = self.clock.now();
         let started = *self.started.get_or_insert(now);
         now.saturating_duration_since(started)
+            .saturating_add(self.skipped)
     }
 }
 
@@ -284,11 +457,14 @@ mod tests {
         f.write_str(e)
     }
 
-    fn fail<B: Backoff, C: Clock>(
-        call: &mut Call<'_, B, C>,
-        class: Classification,
-    ) -> Step<Result<(), &'static str>> {
-        call.next(Err("boom"), |_| class, describe)
+    fn fail<B: Backoff, C: Clock>(call: &mut Call<'_, B, C>, class: Classification) -> Decision {
+        call.decide(
+            &Err::<(), &str>("boom"),
+            |_| class,
+            describe,
+            |_| false,
+            Span::none,
+        )
     }
 
     const S: fn(u64) -> Duration = Duration::from_secs;
@@ -297,8 +473,14 @@ mod tests {
     fn success_on_the_first_attempt_is_done_at_once() {
         let policy = Policy::new("t", Exponential::DEFAULT);
         let mut call = Call::new(&policy, SystemClock);
-        let step = call.next(Ok::<u8, ()>(7), |_| unreachable!(), |_, _| Ok(()));
-        assert_eq!(step, Step::Done(Ok(7)));
+        let decision = call.decide(
+            &Ok::<u8, ()>(7),
+            |_| unreachable!(),
+            |_, _| Ok(()),
+            |_| false,
+            Span::none,
+        );
+        assert_eq!(decision, Decision::Return);
         assert_eq!(call.attempt(), 1);
     }
 
@@ -307,11 +489,10 @@ mod tests {
         let policy = Policy::new("t", Exponential::new(S(1), 2.0, S(30))).max_attempts(4);
         let mut call = Call::new(&policy, SystemClock);
         let t = Classification::transient();
-        assert_eq!(fail(&mut call, t), Step::Retry(S(1)));
-        assert_eq!(fail(&mut call, t), Step::Retry(S(2)));
-        assert_eq!(fail(&mut call, t), Step::Retry(S(4)));
-        assert_eq!(fail(&mut call, t), Step::Done(Err("boom")));
-        assert_eq!(call.gave_up(), Some(GiveUp::Exhausted));
+        assert_eq!(fail(&mut call, t), Decision::Retry(S(1)));
+        assert_eq!(fail(&mut call, t), Decision::Retry(S(2)));
+        assert_eq!(fail(&mut call, t), Decision::Retry(S(4)));
+        assert_eq!(fail(&mut call, t), Decision::GiveUp(GiveUp::Exhausted));
         assert_eq!(call.attempt(), 4);
     }
 
@@ -321,15 +502,13 @@ mod tests {
         let mut call = Call::new(&policy, SystemClock);
         assert_eq!(
             fail(&mut call, Classification::logical()),
-            Step::Done(Err("boom"))
+            Decision::GiveUp(GiveUp::Permanent)
         );
-        assert_eq!(call.gave_up(), Some(GiveUp::Permanent));
         let mut call = Call::new(&policy, SystemClock);
         assert_eq!(
             fail(&mut call, Classification::validation()),
-            Step::Done(Err("boom"))
+            Decision::GiveUp(GiveUp::Validation)
         );
-        assert_eq!(call.gave_up(), Some(GiveUp::Validation));
     }
 
     #[test]
@@ -337,17 +516,19 @@ mod tests {
         let policy = Policy::new("t", Fixed::new(S(1))).max_retry_after(S(10));
         let mut call = Call::new(&policy, SystemClock);
         let asked = |d| Classification::rate_limited().with_retry_after(d);
-        assert_eq!(fail(&mut call, asked(S(3))), Step::Retry(S(3)));
+        assert_eq!(fail(&mut call, asked(S(3))), Decision::Retry(S(3)));
         assert_eq!(
             fail(&mut call, Classification::rate_limited()),
-            Step::Retry(S(1))
+            Decision::Retry(S(1))
         );
-        assert_eq!(fail(&mut call, asked(S(11))), Step::Done(Err("boom")));
-        assert_eq!(call.gave_up(), Some(GiveUp::RetryAfterTooLong));
+        assert_eq!(
+            fail(&mut call, asked(S(11))),
+            Decision::GiveUp(GiveUp::RetryAfterTooLong)
+        );
 
         let ignoring = Policy::new("t", Fixed::new(S(1))).honor_retry_after(false);
         let mut call = Call::new(&ignoring, SystemClock);
-        assert_eq!(fail(&mut call, asked(S(3600))), Step::Retry(S(1)));
+        assert_eq!(fail(&mut call, asked(S(3600))), Decision::Retry(S(1)));
     }
 
     #[test]
@@ -355,8 +536,10 @@ mod tests {
         let policy = Policy::new("t", NoBackoff);
         let mut call = Call::new(&policy, SystemClock);
         let huge = Classification::rate_limited().with_retry_after(Duration::MAX);
-        assert_eq!(fail(&mut call, huge), Step::Done(Err("boom")));
-        assert_eq!(call.gave_up(), Some(GiveUp::RetryAfterTooLong));
+        assert_eq!(
+            fail(&mut call, huge),
+            Decision::GiveUp(GiveUp::RetryAfterTooLong)
+        );
     }
 
     #[test]
@@ -367,7 +550,7 @@ mod tests {
             .deadline(S(5));
         let mut call = Call::new(&policy, &clock);
         let mut attempts = 1;
-        while let Step::Retry(delay) = fail(&mut call, Classification::transient()) {
+        while let Decision::Retry(delay) = fail(&mut call, Classification::transient()) {
             clock.advance(delay);
             attempts += 1;
         }
@@ -386,9 +569,8 @@ mod tests {
         clock.advance(S(9));
         assert_eq!(
             fail(&mut call, Classification::transient()),
-            Step::Done(Err("boom"))
+            Decision::GiveUp(GiveUp::Deadline)
         );
-        assert_eq!(call.gave_up(), Some(GiveUp::Deadline));
     }
 
     #[test]
@@ -399,7 +581,7 @@ mod tests {
         let run = || {
             let mut call = Call::new(&policy, SystemClock).with_rng(Rng::seeded(42));
             let mut delays = Vec::new();
-            while let Step::Retry(d) = fail(&mut call, Classification::transient()) {
+            while let Decision::Retry(d) = fail(&mut call, Classification::transient()) {
                 delays.push(d);
             }
             delays
@@ -417,7 +599,7 @@ mod tests {
             .jitter(Jitter::Decorrelated);
         let mut call = Call::new(&policy, SystemClock).with_rng(Rng::seeded(7));
         let mut previous = S(1);
-        while let Step::Retry(d) = fail(&mut call, Classification::transient()) {
+        while let Decision::Retry(d) = fail(&mut call, Classification::transient()) {
             assert!(S(1) <= d && d <= previous * 3, "{d:?} after {previous:?}");
             previous = d;
         }
@@ -430,7 +612,7 @@ mod tests {
         call.attempt = u32::MAX;
         assert_eq!(
             fail(&mut call, Classification::transient()),
-            Step::Retry(Duration::ZERO)
+            Decision::Retry(Duration::ZERO)
         );
         assert_eq!(call.attempt(), u32::MAX);
     }

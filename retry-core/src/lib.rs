@@ -18,22 +18,28 @@ pub mod backoff;
 mod class;
 mod classify;
 mod clock;
+mod current;
+pub mod hooks;
 pub mod jitter;
 mod log;
 mod outcome;
 mod policy;
 mod rng;
+pub mod testing;
+mod timeout;
 
 #[doc(hidden)]
 #[path = "private.rs"]
 pub mod __private;
 
-pub use attempt::{Call, GiveUp, Step};
+pub use attempt::{Call, Decision, GiveUp};
 pub use class::{Class, Classification, Code};
 pub use classify::http;
 pub use classify::{ByType, Classified, Classify, IntoClassification};
 #[cfg(feature = "tokio")]
 pub use clock::TokioClock;
 pub use clock::{Clock, SystemClock};
-pub use outcome::Outcome;
+pub use current::{Attempt, CallId, Scoped, attempt};
+pub use outcome::{Fallible, FromTimeout, NoError, Outcome};
 pub use policy::{DEFAULT_MAX_ATTEMPTS, DEFAULT_MAX_RETRY_AFTER, Policy};
+pub use timeout::AttemptTimeout;

@@ -1,7 +1,8 @@
 //! The `tracing` events of a retried call.
 //!
 //! All events have target `retry` and these fields, never the function's
-//! arguments:
+//! arguments unless `fields(..)` names them (they are then recorded on a
+//! span named `retry` around each event):
 //!
 //! | field | meaning |
 //! |---|---|
@@ -21,6 +22,7 @@
 use core::fmt;
 use core::time::Duration;
 
+use tracing::Span;
 use tracing::field::Value;
 
 use crate::attempt::GiveUp;
@@ -60,8 +62,10 @@ pub(crate) fn retrying<B>(
     error: &dyn fmt::Display,
     delay: Duration,
     elapsed: Duration,
+    span: &dyn Fn() -> Span,
 ) {
     let max = max_field(policy);
+    let _fields = span().entered();
     tracing::warn!(
         target: "retry",
         function = policy.name(),
@@ -83,8 +87,10 @@ pub(crate) fn gave_up<B>(
     error: &dyn fmt::Display,
     reason: GiveUp,
     elapsed: Duration,
+    span: &dyn Fn() -> Span,
 ) {
     let max = max_field(policy);
+    let _fields = span().entered();
     tracing::error!(
         target: "retry",
         function = policy.name(),
@@ -99,8 +105,14 @@ pub(crate) fn gave_up<B>(
     );
 }
 
-pub(crate) fn succeeded<B>(policy: &Policy<B>, attempt: u32, elapsed: Duration) {
+pub(crate) fn succeeded<B>(
+    policy: &Policy<B>,
+    attempt: u32,
+    elapsed: Duration,
+    span: &dyn Fn() -> Span,
+) {
     let max = max_field(policy);
+    let _fields = span().entered();
     tracing::info!(
         target: "retry",
         function = policy.name(),

@@ -1,24 +1,128 @@
-//! What a retried function returns, seen as success or failure.
+//! What a retried function returns, seen as a value or an error.
 
-/// A return type `#[retry]` can look into: `Result<T, E>`.
+use core::fmt;
+
+use crate::class::Classification;
+use crate::classify::Classified;
+use crate::timeout::AttemptTimeout;
+
+/// A return type `#[retry]` can look into: the value a call produced, or
+/// its error.
+///
+/// `Result<T, E>` splits into `T` and `E`. With `if_result`, functions may
+/// also return a plain value, which is all value and never an error:
+/// `Option<T>`, `bool`, `Vec<T>`, `String` and the integer types are
+/// outcomes, and any other type can be made one:
+///
+/// ```
+/// use retry::{NoError, Outcome};
+///
+/// enum Job {
+///     Ready(u32),
+///     Pending,
+/// }
+///
+/// impl Outcome for Job {
+///     type Value = Job;
+///     type Error = NoError;
+///
+///     fn split(&self) -> Result<&Job, &NoError> {
+///         Ok(self)
+///     }
+/// }
+/// ```
 #[diagnostic::on_unimplemented(
-    message = "`#[retry]` needs a function that returns `Result<T, E>`, not `{Self}`",
-    label = "this return type has no error to classify",
-    note = "the body is retried when it returns `Err(e)` and `e` is transient"
+    message = "`#[retry(if_result = ...)]` cannot look into `{Self}`",
+    label = "neither a `Result` nor a value type `#[retry]` knows",
+    note = "implement `retry::Outcome` for `{Self}`, with `NoError` as its error type"
 )]
 pub trait Outcome {
-    /// The error type.
+    /// What a successful attempt produced.
+    type Value: ?Sized;
+    /// What a failed attempt produced.
     type Error;
 
-    /// The error, when this outcome is a failure.
-    fn error(&self) -> Option<&Self::Error>;
+    /// The value or the error.
+    fn split(&self) -> Result<&Self::Value, &Self::Error>;
 }
 
 impl<T, E> Outcome for Result<T, E> {
+    type Value = T;
     type Error = E;
 
     #[inline]
-    fn error(&self) -> Option<&E> {
-        self.as_ref().err()
+    fn split(&self) -> Result<&T, &E> {
+        self.as_ref()
+    }
+}
+
+/// The error of outcomes that cannot fail, such as `Option<T>`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum NoError {}
+
+impl fmt::Display for NoError {
+    fn fmt(&self, _: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {}
+    }
+}
+
+impl std::error::Error for NoError {}
+
+impl Classified for NoError {
+    fn classification(&self) -> Classification {
+        match *self {}
+    }
+}
+
+macro_rules! plain_outcomes {
+    ($(<$($param:ident),*> $ty:ty),* $(,)?) => {$(
+        impl<$($param),*> Outcome for $ty {
+            type Value = $ty;
+            type Error = NoError;
+
+            #[inline]
+            fn split(&self) -> Result<&$ty, &NoError> {
+                Ok(self)
+            }
+        }
+    )*};
+}
+
+plain_outcomes!(
+    <T> Option<T>,
+    <T> Vec<T>,
+    <> bool,
+    <> String,
+    <> u8, <> u16, <> u32, <> u64, <> u128, <> usize,
+    <> i8, <> i16, <> i32, <> i64, <> i128, <> isize,
+);
+
+/// A return type that carries errors: what `#[retry]` needs when there is
+/// no `if_result` to judge values.
+#[diagnostic::on_unimplemented(
+    message = "`#[retry]` needs a function that returns `Result<T, E>`, not `{Self}`",
+    label = "this return type has no error to classify",
+    note = "to retry on a returned value instead, add `if_result = |value| ...`: the body is retried while it returns true"
+)]
+pub trait Fallible: Outcome {}
+
+impl<T, E> Fallible for Result<T, E> {}
+
+/// A return type that can report an attempt that ran out of time: what
+/// `attempt_timeout` needs.
+#[diagnostic::on_unimplemented(
+    message = "`attempt_timeout` needs to return a timeout as `{Self}`",
+    label = "no error of this type can stand for a timed-out attempt",
+    note = "implement `From<retry::AttemptTimeout>` for the error type (`std::io::Error` has it)"
+)]
+pub trait FromTimeout: Outcome {
+    /// The outcome of an attempt that timed out.
+    fn from_timeout(timeout: AttemptTimeout) -> Self;
+}
+
+#[diagnostic::do_not_recommend]
+impl<T, E: From<AttemptTimeout>> FromTimeout for Result<T, E> {
+    fn from_timeout(timeout: AttemptTimeout) -> Self {
+        Err(E::from(timeout))
     }
 }

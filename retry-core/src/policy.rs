@@ -37,6 +37,7 @@ pub struct Policy<B = Exponential> {
     pub(crate) backoff: B,
     pub(crate) jitter: Jitter,
     pub(crate) deadline: Option<Duration>,
+    pub(crate) attempt_timeout: Option<Duration>,
     pub(crate) honor_retry_after: bool,
     pub(crate) max_retry_after: Duration,
 }
@@ -52,6 +53,7 @@ impl<B> Policy<B> {
             backoff,
             jitter: Jitter::None,
             deadline: None,
+            attempt_timeout: None,
             honor_retry_after: true,
             max_retry_after: DEFAULT_MAX_RETRY_AFTER,
         }
@@ -84,6 +86,13 @@ impl<B> Policy<B> {
     /// and no wait begins that would end past it.
     pub const fn deadline(mut self, deadline: Duration) -> Policy<B> {
         self.deadline = Some(deadline);
+        self
+    }
+
+    /// How long one attempt of an async function may run before it is
+    /// dropped and counted as a transient timeout.
+    pub const fn attempt_timeout(mut self, timeout: Duration) -> Policy<B> {
+        self.attempt_timeout = Some(timeout);
         self
     }
 

@@ -6,15 +6,98 @@ use core::fmt;
 use core::future::Future;
 use core::time::Duration;
 
-pub use crate::attempt::{Call, Step};
+pub use crate::attempt::{Call, Decision};
 pub use crate::backoff::{Exponential, Fibonacci, Fixed, Linear, NoBackoff};
 pub use crate::class::Classification;
 pub use crate::classify::{Classified, Classify, IntoClassification};
 pub use crate::clock::SystemClock;
 #[cfg(feature = "tokio")]
 pub use crate::clock::TokioClock;
+pub use crate::hooks::Context;
 pub use crate::jitter::Jitter;
+pub use crate::outcome::{Fallible, FromTimeout, Outcome};
 pub use crate::policy::Policy;
+pub use tracing;
+
+/// No `if_result`: every value is accepted.
+#[inline(always)]
+pub fn accept<T: ?Sized>(_: &T) -> bool {
+    false
+}
+
+/// Calls an `if_result` predicate, giving a closure its argument type.
+#[inline]
+pub fn reject_with<T: ?Sized>(value: &T, predicate: impl FnOnce(&T) -> bool) -> bool {
+    predicate(value)
+}
+
+/// No `fields(..)`: log events go in no extra span.
+#[inline(always)]
+pub fn no_span() -> tracing::Span {
+    tracing::Span::none()
+}
+
+/// Without `if_result` the function must return a `Result`; spanned at the
+/// return type so a function that does not is reported there.
+#[inline(always)]
+pub fn assert_fallible<R: Fallible + ?Sized>(_: &R) {}
+
+/// The classification of `preset = external_api`: 4xx statuses other than
+/// 408 and 429 are never retried.
+pub fn external_api(class: Classification) -> Classification {
+    match class.code().and_then(|code| code.parse::<u16>().ok()) {
+        Some(status @ 400..=499)
+            if status != 408 && status != 429 && class.class().is_retryable() =>
+        {
+            Classification::logical().with_code(status)
+        }
+        _ => class,
+    }
+}
+
+/// Calls a hook, giving a closure its argument type.
+#[inline]
+pub fn call_hook<C: ?Sized, T>(context: &C, hook: impl FnOnce(&C) -> T) -> T {
+    hook(context)
+}
+
+/// A hook's return value on an async function: a future to await, or `()`.
+///
+/// The expansion calls `HookReturn(value).__retry_hook()`: method
+/// resolution takes `HookReturn<F>` by value first, which [`HookFuture`]
+/// provides when `F` is a future; only then does it borrow and find
+/// [`HookUnit`] for `()`.
+pub struct HookReturn<T>(pub T);
+
+/// A hook that returned a future: the future.
+pub trait HookFuture {
+    /// The future to await.
+    type Future: Future<Output = ()>;
+    /// The future.
+    fn __retry_hook(self) -> Self::Future;
+}
+
+impl<F: Future<Output = ()>> HookFuture for HookReturn<F> {
+    type Future = F;
+
+    #[inline]
+    fn __retry_hook(self) -> F {
+        self.0
+    }
+}
+
+/// A hook that returned `()`: nothing to wait for.
+pub trait HookUnit {
+    /// A future that is ready at once.
+    fn __retry_hook(self) -> core::future::Ready<()>;
+}
+
+impl HookUnit for &HookReturn<()> {
+    #[inline]
+    fn __retry_hook(self) -> core::future::Ready<()> {
+        core::future::ready(())
+    }
+}
 
 /// The classification of a classifier closure's return value.
 #[inline]
@@ -65,14 +148,17 @@ pub fn async_sleeper<F: Fn(Duration) -> S, S: Future<Output = ()>>(f: F) -> F {
 /// The default sleep of sync functions.
 #[inline]
 pub fn thread_sleep(delay: Duration) {
-    std::thread::sleep(delay);
+    if !delay.is_zero() {
+        std::thread::sleep(delay);
+    }
 }
 
 /// The default sleep of async functions.
 #[cfg(feature = "tokio")]
-#[inline]
-pub fn tokio_sleep(delay: Duration) -> tokio::time::Sleep {
-    tokio::time::sleep(delay)
+pub async fn tokio_sleep(delay: Duration) {
+    if !delay.is_zero() {
+        tokio::time::sleep(delay).await;
+    }
 }
 
 /// Without the `tokio` feature an async function needs `sleep = ...`; this

@@ -65,6 +65,23 @@ pub enum Jitter {
 /// The bare `jitter` flag adds up to a quarter of the delay.
 pub const DEFAULT_JITTER_RATIO: f64 = 0.25;
 
+/// `preset = ...`: the three situations backend code meets most.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Preset {
+    Network,
+    ExternalApi,
+    Internal,
+}
+
+/// The hooks, each a function or closure of a `&Context`.
+#[derive(Default)]
+pub struct Hooks {
+    pub before: Option<Expr>,
+    pub after: Option<Expr>,
+    pub on_retry: Option<Expr>,
+    pub on_give_up: Option<Expr>,
+}
+
 /// All arguments, each at most once.
 #[derive(Default)]
 pub struct Args {
@@ -73,6 +90,14 @@ pub struct Args {
     pub backoff: Option<Backoff>,
     pub jitter: Option<Jitter>,
     pub deadline: Option<Dur>,
+    /// With its key, since it is refused on sync functions.
+    pub attempt_timeout: Option<(Ident, Dur)>,
+    pub honor_retry_after: Option<bool>,
+    pub max_retry_after: Option<Dur>,
+    pub if_result: Option<Expr>,
+    pub hooks: Hooks,
+    pub fields: Option<Vec<Ident>>,
+    pub preset: Option<Preset>,
     pub clone: Option<Vec<Ident>>,
     pub name: Option<LitStr>,
     pub krate: Option<Path>,
@@ -100,16 +125,93 @@ impl Parse for Args {
                 "jitter" => put(&mut args.jitter, key, input, parse_jitter)?,
                 "deadline" => put(&mut args.deadline, key, input, |input| {
                     eq(input, "deadline")?;
-                    let deadline = Dur::parse(input, "deadline")?;
-                    if deadline.literal_value() == Some(Duration::ZERO) {
-                        return Err(syn::Error::new(
-                            deadline.span(),
-                            "`deadline` must be longer than zero; leave it out for no deadline",
-                        ));
-                    }
-                    Ok(deadline)
+                    positive(input, "deadline")
                 })?,
-                "clone" => put(&mut args.clone, key, input, parse_clone)?,
+                "attempt_timeout" => {
+                    let key_span = key.clone();
+                    put(&mut args.attempt_timeout, key, input, |input| {
+                        eq(input, "attempt_timeout")?;
+                        Ok((key_span, positive(input, "attempt_timeout")?))
+                    })?
+                }
+                "retry_after" => put(&mut args.honor_retry_after, key, input, |input| {
+                    eq(input, "retry_after")?;
+                    let wrong = |span| {
+                        syn::Error::new(
+                            span,
+                            "`retry_after` is `honor` (wait as long as the server asks, up to `max_retry_after`) or `ignore` (always use the backoff)",
+                        )
+                    };
+                    let value: Ident = input.parse().map_err(|e| wrong(e.span()))?;
+                    match value.to_string().as_str() {
+                        "honor" | "honour" => Ok(true),
+                        "ignore" => Ok(false),
+                        _ => Err(wrong(value.span())),
+                    }
+                })?,
+                "max_retry_after" => put(&mut args.max_retry_after, key, input, |input| {
+                    eq(input, "max_retry_after")?;
+                    Dur::parse(input, "max_retry_after")
+                })?,
+                "if_result" => put(&mut args.if_result, key, input, |input| {
+                    eq(input, "if_result")?;
+                    function(
+                        input,
+                        "if_result",
+                        "a predicate `Fn(&T) -> bool` on the returned value: `if_result = |job: &Option<Job>| job.is_none()` retries while it returns true",
+                    )
+                })?,
+                "before" | "after" | "on_retry" | "on_give_up" => {
+                    let name = key.to_string();
+                    let slot = match name.as_str() {
+                        "before" => &mut args.hooks.before,
+                        "after" => &mut args.hooks.after,
+                        "on_retry" => &mut args.hooks.on_retry,
+                        _ => &mut args.hooks.on_give_up,
+                    };
+                    put(slot, key, input, |input| {
+                        eq(input, &name)?;
+                        function(
+                            input,
+                            &name,
+                            "a hook: a function or closure taking `&retry::hooks::Context<'_, R>`, where `R` is the return type",
+                        )
+                    })?
+                }
+                "fields" => put(&mut args.fields, key, input, |input| {
+                    parse_names(
+                        input,
+                        "`fields` lists the arguments recorded in the call's logs: `fields(user_id, order)`",
+                    )
+                })?,
+                "preset" => put(&mut args.preset, key, input, |input| {
+                    eq(input, "preset")?;
+                    let allowed = "`preset` is `network`, `external_api` or `internal`";
+                    let name: Ident = input
+                        .parse()
+                        .map_err(|e| syn::Error::new(e.span(), allowed))?;
+                    match name.to_string().as_str() {
+                        "network" => Ok(Preset::Network),
+                        "external_api" => Ok(Preset::ExternalApi),
+                        "internal" => Ok(Preset::Internal),
+                        other => {
+                            let near =
+                                hint::closest(other, &["network", "external_api", "internal"])
+                                    .map(|n| format!("; did you mean `{n}`?"))
+                                    .unwrap_or_default();
+                            Err(syn::Error::new(
+                                name.span(),
+                                format!("unknown preset `{other}`{near}\n{allowed}"),
+                            ))
+                        }
+                    }
+                })?,
+                "clone" => put(&mut args.clone, key, input, |input| {
+                    parse_names(
+                        input,
+                        "`clone` lists the arguments each attempt gets a clone of: `clone(request, body)`",
+                    )
+                })?,
                 "name" => put(&mut args.name, key, input, |input| {
                     eq(input, "name")?;
                     let name: LitStr = input.parse().map_err(|e| {
@@ -494,22 +596,41 @@ fn parse_jitter(input: ParseStream) -> syn::Result<Jitter> {
     }
 }
 
-fn parse_clone(input: ParseStream) -> syn::Result<Vec<Ident>> {
+fn parse_names(input: ParseStream, usage: &str) -> syn::Result<Vec<Ident>> {
     if !input.peek(token::Paren) {
-        return Err(input.error(
-            "`clone` lists the arguments each attempt gets a clone of: `clone(request, body)`",
-        ));
+        return Err(input.error(usage));
     }
     let content;
     parenthesized!(content in input);
     let names = content.parse_terminated(Ident::parse_any, Token![,])?;
     if names.is_empty() {
-        return Err(syn::Error::new(
-            content.span(),
-            "`clone` lists the arguments each attempt gets a clone of: `clone(request, body)`",
-        ));
+        return Err(syn::Error::new(content.span(), usage));
     }
     Ok(names.into_iter().collect())
+}
+
+/// A duration that must be longer than zero.
+fn positive(input: ParseStream, what: &str) -> syn::Result<Dur> {
+    let value = Dur::parse(input, what)?;
+    if value.literal_value() == Some(Duration::ZERO) {
+        return Err(syn::Error::new(
+            value.span(),
+            format!("`{what}` must be longer than zero"),
+        ));
+    }
+    Ok(value)
+}
+
+/// A function or closure argument; a literal is an error saying what fits.
+fn function(input: ParseStream, what: &str, usage: &str) -> syn::Result<Expr> {
+    let expr: Expr = input.parse()?;
+    if let Expr::Lit(lit) = &expr {
+        return Err(syn::Error::new(
+            lit.span(),
+            format!("`{what}` takes {usage}, not a literal"),
+        ));
+    }
+    Ok(expr)
 }
 
 fn parse_crate(input: ParseStream) -> syn::Result<Path> {

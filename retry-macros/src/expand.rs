@@ -28,14 +28,15 @@
 //! sleeps on the thread. The body's tokens appear exactly once.
 
 use proc_macro2::{Span, TokenStream, TokenTree};
-use quote::ToTokens;
+use quote::{ToTokens, quote_spanned};
 use syn::spanned::Spanned;
 use syn::visit_mut::VisitMut;
-use syn::{AttrStyle, FnArg, Ident, Pat, ReturnType, Type};
+use syn::{AttrStyle, Ident, ReturnType, Type};
 
 use crate::args::{Args, Backoff, Jitter, Max, On};
 use crate::duration::Dur;
 use crate::item::{self, Function, Kind};
+use crate::{preset, validate};
 
 /// `quote!` with mixed-site hygiene: the expansion's locals (`__retry_*`)
 /// can neither see nor shadow the user's names, while paths still resolve
@@ -47,8 +48,9 @@ macro_rules! code {
 }
 
 /// The expanded function, or the errors that keep it from being expanded.
-pub fn expand(args: Args, function: Function) -> syn::Result<TokenStream> {
-    validate(&args, &function)?;
+pub fn expand(mut args: Args, function: Function) -> syn::Result<TokenStream> {
+    validate::validate(&args, &function)?;
+    let external_api = preset::apply(&mut args);
     let Function { mut item, kind } = function;
     let krate = match &args.krate {
         Some(path) => path.to_token_stream(),
@@ -60,37 +62,25 @@ pub fn expand(args: Args, function: Function) -> syn::Result<TokenStream> {
         ReturnType::Type(_, ty) => ty.span(),
         ReturnType::Default => item.sig.ident.span(),
     };
-    // Type errors about the outcome land on the return type, not on the
-    // attribute.
-    let outcome = Ident::new("__retry_out", Span::mixed_site().located_at(return_span));
+    let ret = match &kind {
+        Kind::AsyncBlock { output } => erased(output),
+        Kind::Sync | Kind::Async => match &item.sig.output {
+            ReturnType::Type(_, ty) => erased(ty),
+            ReturnType::Default => Some(syn::parse_quote!(())),
+        },
+    };
     let is_async = !matches!(kind, Kind::Sync);
     let prelude = prelude(&args, &item.sig.ident, &private, is_async);
-    let classify = classifier(&args, &krate, error_type_span(&item.sig.output, &kind));
-    let sleep = match (&args.sleep, is_async) {
-        (None, false) => code!(#private::thread_sleep(__retry_delay)),
-        (None, true) => code!(#private::tokio_sleep(__retry_delay).await),
-        (Some(_), false) => code!(__retry_sleep(__retry_delay)),
-        (Some(_), true) => code!(__retry_sleep(__retry_delay).await),
-    };
-    let step = |attempt: TokenStream| {
-        code! {
-            loop {
-                #[allow(clippy::redundant_closure_call)]
-                let #outcome = #attempt;
-                match __retry_call.next(
-                    #outcome,
-                    #classify,
-                    |__retry_e, __retry_f| {
-                        #[allow(unused_imports)]
-                        use #private::{DescribeDebug as _, DescribeDisplay as _};
-                        (&#private::Describe(__retry_e)).__retry_describe(__retry_f)
-                    },
-                ) {
-                    #private::Step::Done(__retry_out) => return __retry_out,
-                    #private::Step::Retry(__retry_delay) => #sleep,
-                }
-            }
-        }
+    let error_span = error_type_span(&item.sig.output, &kind);
+    let parts = Parts {
+        private: &private,
+        // Type errors about the outcome land on the return type, not on the
+        // attribute.
+        outcome: Ident::new("__retry_out", Span::mixed_site().located_at(return_span)),
+        return_span,
+        ret: &ret,
+        is_async,
+        classify: classifier(&args, &krate, error_span, external_api),
     };
 
     let (inner_attrs, outer_attrs): (Vec<_>, Vec<_>) = item
@@ -100,26 +90,19 @@ pub fn expand(args: Args, function: Function) -> syn::Result<TokenStream> {
     let body = match kind {
         Kind::Sync => {
             let block = attempt_block(&item.block, &args);
-            let annotation = match erased_return(&item.sig.output) {
+            let annotation = match &ret {
                 Some(ret) => code!(-> #ret),
                 None => code!(),
             };
-            let looped = step(code!((|| #annotation #block)()));
+            let looped = parts.retry_loop(&args, code!(__retry_call.scope(|| #annotation #block)));
             code!({ #(#inner_attrs)* #prelude #looped })
         }
         Kind::Async => {
             let block = attempt_block(&item.block, &args);
-            let attempt = pinned_attempt(erased_return(&item.sig.output), &private, block);
-            let looped = step(code!(#attempt.await));
+            let looped = parts.retry_loop(&args, parts.async_attempt(&args, block));
             code!({ #(#inner_attrs)* #prelude #looped })
         }
-        Kind::AsyncBlock { output } => {
-            let mut output = *output;
-            ImplTraitEraser.visit_type_mut(&mut output);
-            let output = match output {
-                Type::Infer(_) => None,
-                output => Some(output),
-            };
+        Kind::AsyncBlock { .. } => {
             let Some(tail) = item::tail_async_block_mut(&mut item.block) else {
                 return Err(syn::Error::new(
                     return_span,
@@ -127,8 +110,7 @@ pub fn expand(args: Args, function: Function) -> syn::Result<TokenStream> {
                 ));
             };
             let block = attempt_block(&tail.block, &args);
-            let attempt = pinned_attempt(output, &private, block);
-            let looped = step(code!(#attempt.await));
+            let looped = parts.retry_loop(&args, parts.async_attempt(&args, block));
             tail.block = syn::parse_quote!({ #prelude #looped });
             let block = &item.block;
             code!({ #(#inner_attrs)* #block })
@@ -142,74 +124,140 @@ pub fn expand(args: Args, function: Function) -> syn::Result<TokenStream> {
     })
 }
 
-/// The rules that relate arguments to each other and to the function.
-fn validate(args: &Args, function: &Function) -> syn::Result<()> {
-    let mut errors: Option<syn::Error> = None;
-    let mut fail = |error: syn::Error| match &mut errors {
-        Some(all) => all.combine(error),
-        None => errors = Some(error),
-    };
-    if let Some(Max::Unbounded(span)) = args.max
-        && args.deadline.is_none()
-    {
-        fail(syn::Error::new(
-            span,
-            "`max = unbounded` needs a `deadline`: without one a call that keeps failing would retry forever\nadd `deadline = 30s` (or another duration), or give `max` a number",
-        ));
-    }
-    if let Some(clone) = &args.clone {
-        for name in clone {
-            if let Err(error) = check_clone(name, function) {
-                fail(error);
-            }
-        }
-    }
-    match errors {
-        Some(errors) => Err(errors),
-        None => Ok(()),
-    }
+/// What every part of the loop needs to know.
+struct Parts<'a> {
+    private: &'a TokenStream,
+    outcome: Ident,
+    return_span: Span,
+    ret: &'a Option<Type>,
+    is_async: bool,
+    classify: TokenStream,
 }
 
-/// `clone(x)` must name a by-value argument.
-fn check_clone(name: &Ident, function: &Function) -> syn::Result<()> {
-    let sig = &function.item.sig;
-    if name == "self" {
-        return Err(syn::Error::new(
-            name.span(),
-            "`clone(self)` is not supported: take `&self` (or `self: Arc<Self>` used by reference) so each attempt can borrow it",
-        ));
-    }
-    let mut names = Vec::new();
-    for input in &sig.inputs {
-        let FnArg::Typed(typed) = input else { continue };
-        let Pat::Ident(pat) = &*typed.pat else {
-            continue;
-        };
-        if pat.ident == *name {
-            if let Type::Reference(_) = &*typed.ty {
-                return Err(syn::Error::new(
-                    name.span(),
-                    format!(
-                        "`{name}` is a reference: each attempt reborrows it, so it needs no `clone`"
-                    ),
-                ));
+impl Parts<'_> {
+    /// The loop: run an attempt, let the core judge it, call the hooks, then
+    /// return or wait.
+    fn retry_loop(&self, args: &Args, attempt: TokenStream) -> TokenStream {
+        let Parts {
+            private, outcome, ..
+        } = self;
+        let fallible = match &args.if_result {
+            Some(_) => code!(),
+            None => {
+                let check = respan(code!(#private::assert_fallible), self.return_span);
+                quote_spanned!(self.return_span=> #check(&#outcome);)
             }
-            return Ok(());
+        };
+        let judge = self.judge(args);
+        let before = self.hook(&args.hooks.before, false);
+        let after = self.hook(&args.hooks.after, true);
+        let on_retry = self.hook(&args.hooks.on_retry, true);
+        let on_give_up = self.hook(&args.hooks.on_give_up, true);
+        let sleep = match (&args.sleep, self.is_async) {
+            (None, false) => code!(#private::thread_sleep(__retry_delay)),
+            (None, true) => code!(#private::tokio_sleep(__retry_delay).await),
+            (Some(_), false) => code!(__retry_sleep(__retry_delay)),
+            (Some(_), true) => code!(__retry_sleep(__retry_delay).await),
+        };
+        code! {
+            loop {
+                #before
+                let #outcome = #attempt;
+                #fallible
+                let __retry_decision = __retry_call.decide(&#outcome, #judge);
+                #after
+                match __retry_decision {
+                    #private::Decision::Return => return #outcome,
+                    #private::Decision::GiveUp(_) => {
+                        #on_give_up
+                        return #outcome;
+                    }
+                    #private::Decision::Retry(__retry_delay) => {
+                        #on_retry
+                        // Nothing of a failed attempt is held across the wait.
+                        ::core::mem::drop(#outcome);
+                        #sleep;
+                    }
+                }
+            }
         }
-        names.push(format!("`{}`", pat.ident));
     }
-    let known = if names.is_empty() {
-        "it takes no named arguments".to_owned()
-    } else {
-        format!("its arguments are {}", names.join(", "))
-    };
-    Err(syn::Error::new(
-        name.span(),
-        format!(
-            "`clone({name})` names no argument of `{}`; {known}",
-            sig.ident
-        ),
-    ))
+
+    /// An async attempt: pinned to the return type, seen by
+    /// `retry::attempt()`, and timed when `attempt_timeout` is given.
+    fn async_attempt(&self, args: &Args, block: TokenStream) -> TokenStream {
+        let Parts { private, .. } = self;
+        let future = match self.ret {
+            Some(ret) => code!(#private::attempt::<#ret, _>(async #block)),
+            None => code!(async #block),
+        };
+        let scoped = code!(__retry_call.scoped(::core::pin::pin!(#future)));
+        match &args.attempt_timeout {
+            Some(_) => {
+                let timed = Ident::new("timed", Span::mixed_site().located_at(self.return_span));
+                code!(__retry_call.#timed(#scoped).await)
+            }
+            None => code!(#scoped.await),
+        }
+    }
+
+    /// How the core reads an outcome, as `decide`'s arguments: classifier,
+    /// error text, `if_result` and the span of `fields(..)`.
+    fn judge(&self, args: &Args) -> TokenStream {
+        let Parts {
+            private, classify, ..
+        } = self;
+        let reject = match &args.if_result {
+            Some(predicate) => code!(|__retry_v| #private::reject_with(__retry_v, #predicate)),
+            None => code!(#private::accept),
+        };
+        let span = match &args.fields {
+            Some(fields) => code! {
+                || #private::tracing::error_span!(target: "retry", "retry", #(#fields = ?#fields),*)
+            },
+            None => code!(#private::no_span),
+        };
+        code! {
+            #classify,
+            |__retry_e, __retry_f| {
+                #[allow(unused_imports)]
+                use #private::{DescribeDebug as _, DescribeDisplay as _};
+                (&#private::Describe(__retry_e)).__retry_describe(__retry_f)
+            },
+            #reject,
+            #span
+        }
+    }
+
+    /// A hook call; on an async function a returned future is awaited.
+    fn hook(&self, hook: &Option<syn::Expr>, after_attempt: bool) -> TokenStream {
+        let Some(hook) = hook else {
+            return code!();
+        };
+        let Parts {
+            private, outcome, ..
+        } = self;
+        let seen = if after_attempt {
+            code!(::core::option::Option::Some(&#outcome))
+        } else {
+            match self.ret {
+                Some(ret) => code!(::core::option::Option::None::<&#ret>),
+                None => code!(::core::option::Option::None),
+            }
+        };
+        let call = code!(#private::call_hook(&__retry_call.context(#seen), #hook));
+        if self.is_async {
+            code! {
+                {
+                    #[allow(unused_imports)]
+                    use #private::{HookFuture as _, HookUnit as _};
+                    #private::HookReturn(#call).__retry_hook().await;
+                }
+            }
+        } else {
+            code!(let () = #call;)
+        }
+    }
 }
 
 /// The statements before the loop: policy, classifier, sleeper, call state.
@@ -240,14 +288,26 @@ fn prelude(args: &Args, fn_name: &Ident, private: &TokenStream, is_async: bool) 
             policy.extend(code!(.jitter(#private::Jitter::#jitter)));
         }
     }
-    let mut deadline_is_const = true;
+    let mut durations_are_const = true;
+    let mut duration = |method: TokenStream, value: &Dur| {
+        durations_are_const &= value.literal_value().is_some();
+        let value = value.tokens();
+        code!(.#method(#value))
+    };
     if let Some(deadline) = &args.deadline {
-        deadline_is_const = deadline.literal_value().is_some();
-        let deadline = deadline.tokens();
-        policy.extend(code!(.deadline(#deadline)));
+        policy.extend(duration(code!(deadline), deadline));
+    }
+    if let Some((_, timeout)) = &args.attempt_timeout {
+        policy.extend(duration(code!(attempt_timeout), timeout));
+    }
+    if let Some(max) = &args.max_retry_after {
+        policy.extend(duration(code!(max_retry_after), max));
+    }
+    if let Some(honor) = args.honor_retry_after {
+        policy.extend(code!(.honor_retry_after(#honor)));
     }
     // A policy of literals is a constant: the call keeps only a reference.
-    let policy = if backoff_is_const && deadline_is_const {
+    let policy = if backoff_is_const && durations_are_const {
         code!(let __retry_policy = &const { #policy };)
     } else {
         code!(let __retry_policy = &#policy;)
@@ -318,13 +378,25 @@ fn backoff(backoff: Option<&Backoff>, private: &TokenStream) -> (TokenStream, bo
     }
 }
 
-/// The classifier handed to `Call::next`: a function of the error. Without
-/// `on` it is the error type's own classification, named at the error type
-/// so that a type without one is reported there.
-fn classifier(args: &Args, krate: &TokenStream, error_span: Span) -> TokenStream {
+/// The classifier handed to `Call::decide`: a function of the error.
+/// Without `on` it is the error type's own classification, named at the
+/// error type so that a type without one is reported there.
+fn classifier(
+    args: &Args,
+    krate: &TokenStream,
+    error_span: Span,
+    external_api: bool,
+) -> TokenStream {
     let private = code!(#krate::__private);
     match &args.on {
-        None | Some(On::Transient) => respan(code!(#private::classify_by_type), error_span),
+        None | Some(On::Transient) => {
+            let by_type = respan(code!(#private::classify_by_type), error_span);
+            if external_api {
+                code!(|__retry_e| #private::external_api(#by_type(__retry_e)))
+            } else {
+                by_type
+            }
+        }
         Some(On::Matches(pat)) => {
             code!(|__retry_e| #private::into_class(::core::matches!(__retry_e, #pat)))
         }
@@ -352,22 +424,10 @@ fn attempt_block(block: &syn::Block, args: &Args) -> TokenStream {
     block.to_token_stream()
 }
 
-/// The attempt as an async block whose output is pinned to the return type,
-/// so that `?` converts errors into it.
-fn pinned_attempt(ret: Option<Type>, private: &TokenStream, block: TokenStream) -> TokenStream {
-    match ret {
-        Some(ret) => code!(#private::attempt::<#ret, _>(async #block)),
-        None => code!(async #block),
-    }
-}
-
-/// The return type with `impl Trait` replaced by `_`, or `None` when nothing
-/// of it can be named.
-fn erased_return(output: &ReturnType) -> Option<Type> {
-    let mut ty = match output {
-        ReturnType::Type(_, ty) => (**ty).clone(),
-        ReturnType::Default => syn::parse_quote!(()),
-    };
+/// A type with `impl Trait` replaced by `_`, or `None` when nothing of it
+/// can be named.
+fn erased(ty: &Type) -> Option<Type> {
+    let mut ty = ty.clone();
     ImplTraitEraser.visit_type_mut(&mut ty);
     match ty {
         Type::Infer(_) => None,

@@ -2,11 +2,11 @@
 
 /// The arguments `#[retry]` takes.
 pub const KEYS: &[&str] = &[
-    "on", "max", "backoff", "jitter", "deadline", "clone", "name", "crate", "sleep",
-];
-
-/// Arguments of the design that this version does not take yet.
-pub const PLANNED: &[&str] = &[
+    "on",
+    "max",
+    "backoff",
+    "jitter",
+    "deadline",
     "attempt_timeout",
     "retry_after",
     "max_retry_after",
@@ -15,6 +15,16 @@ pub const PLANNED: &[&str] = &[
     "after",
     "on_retry",
     "on_give_up",
+    "fields",
+    "preset",
+    "clone",
+    "name",
+    "sleep",
+    "crate",
+];
+
+/// Arguments of the design that this version does not take yet.
+pub const PLANNED: &[&str] = &[
     "limit",
     "budget",
     "policy",
@@ -22,8 +32,6 @@ pub const PLANNED: &[&str] = &[
     "alert_after",
     "on_alert",
     "nested",
-    "fields",
-    "preset",
 ];
 
 /// A targeted hint for names that other retry libraries use.
@@ -36,7 +44,7 @@ fn known_alias(key: &str) -> Option<&'static str> {
             "use `max = N`, which counts attempts including the first: `retries = 3` is `max = 4`"
         }
         "timeout" | "total_timeout" | "max_elapsed" | "max_elapsed_time" | "max_duration" => {
-            "use `deadline = DUR` for the whole call, waits included (a per-attempt `attempt_timeout` is not supported yet)"
+            "use `deadline = DUR` for the whole call, waits included, or `attempt_timeout = DUR` for each attempt of an async function"
         }
         "delay" | "wait" | "interval" | "sleep_for" | "min_delay" | "initial_delay" => {
             "use `backoff = fixed(DUR)`, or `backoff = exp(base = DUR)` for a growing delay"
@@ -117,6 +125,7 @@ mod tests {
         assert!(unknown_key("timeout").contains("deadline = DUR"));
         assert!(unknown_key("delay").contains("fixed(DUR)"));
         assert!(unknown_key("budget").contains("not supported yet"));
+        assert!(unknown_key("on_retyr").contains("did you mean `on_retry`?"));
         assert!(!unknown_key("zzzzzz").contains("did you mean"));
     }
 

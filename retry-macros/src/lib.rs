@@ -8,6 +8,8 @@ mod duration;
 mod expand;
 mod hint;
 mod item;
+mod preset;
+mod validate;
 
 use proc_macro::TokenStream;
 

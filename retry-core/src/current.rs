@@ -1,0 +1,228 @@
+//! Where the body stands: [`attempt()`] gives the attempt in progress and
+//! the call's id to a body that wants them (for an idempotency key or an
+//! attempt-count header).
+
+use core::cell::Cell;
+use core::fmt;
+use core::sync::atomic::{AtomicU32, Ordering};
+use std::sync::OnceLock;
+use core::future::Future;
+use core::pin::Pin;
+use core::ptr;
+use core::task::{Context, Poll};
+
+/// The attempt in progress of a retried call.
+///
+/// ```
+/// use retry::retry;
+///
+/// #[retry(max = 3, backoff = none)]
+/// fn send(sent: &mut Vec<(u32, String)>) -> std::io::Result<()> {
+///     let attempt = retry::attempt().expect("inside a retried call");
+///     sent.push((attempt.number(), attempt.call_id().to_string()));
+///     if attempt.number() < 3 {
+///         return Err(std::io::ErrorKind::TimedOut.into());
+///     }
+///     Ok(())
+/// }
+///
+/// let mut sent = Vec::new();
+/// send(&mut sent).unwrap();
+/// assert_eq!(sent.iter().map(|s| s.0).collect::<Vec<_>>(), [1, 2, 3]);
+/// assert!(sent.iter().all(|s| s.1 == sent[0].1), "one id for every attempt");
+/// assert!(retry::attempt().is_none());
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Attempt {
+    number: u32,
+    max: Option<u32>,
+    call_id: CallId,
+}
+
+impl Attempt {
+    /// The attempt's number: 1 for the first.
+    pub const fn number(&self) -> u32 {
+        self.number
+    }
+
+    /// Most attempts of this call, or `None` when unbounded.
+    pub const fn max(&self) -> Option<u32> {
+        self.max
+    }
+
+    /// Whether no attempt may follow this one (it is the `max`-th).
+    pub const fn is_last(&self) -> bool {
+        match self.max {
+            Some(max) => self.number >= max,
+            None => false,
+        }
+    }
+
+    /// The id of the call, the same on every attempt of it.
+    pub const fn call_id(&self) -> CallId {
+        self.call_id
+    }
+}
+
+/// A random 128-bit id of one retried call, written as a UUID (version 4),
+/// fit to send as an `Idempotency-Key`.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct CallId(u128);
+
+impl CallId {
+    /// A new random id.
+    pub fn random() -> CallId {
+        let bits: u128 = rand::random();
+        // Version 4 and the RFC 4122 variant, so it reads as a UUID.
+        let bits = (bits & !(0xF << 76) & !(0x3 << 62)) | (0x4 << 76) | (0x2 << 62);
+        CallId(bits)
+    }
+
+    /// The id as a number.
+    pub const fn as_u128(&self) -> u128 {
+        self.0
+    }
+}
+
+impl fmt::Display for CallId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let hex = format!("{:032x}", self.0);
+        write!(
+            f,
+            "{}-{}-{}-{}-{}",
+            &hex[0..8],
+            &hex[8..12],
+            &hex[12..16],
+            &hex[16..20],
+            &hex[20..32]
+        )
+    }
+}
+
+impl fmt::Debug for CallId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "CallId({self})")
+    }
+}
+
+/// The attempt in progress, or `None` outside the body of a retried call.
+///
+/// The call id is drawn the first time it is asked for, so calls that never
+/// ask pay nothing for it.
+pub fn attempt() -> Option<Attempt> {
+    let current = CURRENT.get();
+    if current.is_null() {
+        return None;
+    }
+    // SAFETY: `CURRENT` is non-null only inside `Current::enter`, which holds
+    // the borrow it points to and restores the previous value before that
+    // borrow ends, unwinding included.
+    let current = unsafe { &*current };
+    let call_id = *current.call_id.get_or_init(CallId::random);
+    Some(Attempt {
+        number: current.number.load(Ordering::Relaxed),
+        max: current.max,
+        call_id,
+    })
+}
+
+thread_local! {
+    static CURRENT: Cell<*const Current> = const { Cell::new(ptr::null()) };
+}
+
+/// The state [`attempt()`] reads, kept by the call. It is shared with the
+/// attempt's future, which may move between threads, hence atomics.
+#[derive(Debug)]
+pub(crate) struct Current {
+    number: AtomicU32,
+    max: Option<u32>,
+    call_id: OnceLock<CallId>,
+}
+
+impl Current {
+    pub(crate) fn new(max: Option<u32>) -> Current {
+        Current {
+            number: AtomicU32::new(1),
+            max,
+            call_id: OnceLock::new(),
+        }
+    }
+
+    pub(crate) fn set_number(&self, number: u32) {
+        self.number.store(number, Ordering::Relaxed);
+    }
+
+    /// Runs `f` with this call as the one [`attempt()`] sees.
+    #[inline]
+    pub(crate) fn enter<T>(&self, f: impl FnOnce() -> T) -> T {
+        struct Restore(*const Current);
+
+        impl Drop for Restore {
+            fn drop(&mut self) {
+                CURRENT.set(self.0);
+            }
+        }
+
+        let _restore = Restore(CURRENT.replace(self));
+        f()
+    }
+}
+
+/// An attempt's future, seen by [`attempt()`] on every poll.
+#[derive(Debug)]
+pub struct Scoped<'c, F> {
+    current: &'c Current,
+    future: Pin<&'c mut F>,
+}
+
+impl<'c, F> Scoped<'c, F> {
+    pub(crate) fn new(current: &'c Current, future: Pin<&'c mut F>) -> Scoped<'c, F> {
+        Scoped { current, future }
+    }
+}
+
+impl<F: Future> Future for Scoped<'_, F> {
+    type Output = F::Output;
+
+    #[inline]
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
+        let this = &mut *self;
+        this.current.enter(|| this.future.as_mut().poll(cx))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn call_ids_read_as_version_4_uuids() {
+        let id = CallId::random().to_string();
+        assert_eq!(id.len(), 36);
+        assert_eq!(&id[14..15], "4");
+        assert!(matches!(&id[19..20], "8" | "9" | "a" | "b"), "{id}");
+        assert_ne!(CallId::random(), CallId::random());
+    }
+
+    #[test]
+    fn the_current_call_is_restored_after_a_nested_one_and_after_a_panic() {
+        let outer = Current::new(Some(3));
+        let inner = Current::new(None);
+        outer.enter(|| {
+            let first = attempt().unwrap().call_id();
+            inner.set_number(2);
+            inner.enter(|| {
+                assert_eq!(attempt().unwrap().number(), 2);
+                assert_eq!(attempt().unwrap().max(), None);
+            });
+            assert_eq!(attempt().unwrap().max(), Some(3));
+            assert_eq!(attempt().unwrap().call_id(), first);
+            let unwound = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                inner.enter(|| panic!("hook panicked"));
+            }));
+            assert!(unwound.is_err());
+            assert_eq!(attempt().unwrap().max(), Some(3));
+        });
+        assert!(attempt().is_none());
+    }
+}

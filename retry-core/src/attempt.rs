@@ -5,10 +5,11 @@
 //! ([`Decision::Retry`]). Every decision (classification, delay, deadline,
 //! giving up, logging) is made here.
 
+use core::cell::Cell;
 use core::fmt;
-use core::sync::atomic::{AtomicBool, Ordering};
 use core::future::Future;
 use core::pin::Pin;
+use core::sync::atomic::{AtomicBool, Ordering};
 use core::time::Duration;
 use std::time::Instant;
 
@@ -17,7 +18,7 @@ use tracing::Span;
 use crate::backoff::Backoff;
 use crate::class::{Class, Classification};
 use crate::clock::Clock;
-use crate::current::{Current, Scoped};
+use crate::current::{CallIdCell, Frame, Scoped};
 use crate::hooks::Context;
 use crate::jitter::{Jitter, Rng};
 use crate::log;
@@ -104,15 +105,25 @@ pub struct Call<'p, B, C> {
     policy: &'p Policy<B>,
     clock: C,
     attempt: u32,
-    ended: u32,
-    current: Current,
+    call_id: CallIdCell,
     started: Option<Instant>,
+    timed_out: AtomicBool,
+    /// Created at the first failure (or the first hook), so that a call that
+    /// succeeds at once initialises none of it.
+    failures: Option<Failures>,
+}
+
+/// The part of a call's state that only failures need.
+#[derive(Debug, Default)]
+struct Failures {
+    /// Waits skipped by test mode, counted as time that passed.
     skipped: Duration,
     previous_delay: Duration,
     rng: Option<Rng>,
-    timed_out: AtomicBool,
     last_class: Option<Classification>,
     last_delay: Option<Duration>,
+    /// Whether the last decision was a retry, so that `attempt` has moved on.
+    retried: bool,
     gave_up: Option<GiveUp>,
 }
 
@@ -130,23 +141,21 @@ impl<'p, B: Backoff, C: Clock> Call<'p, B, C> {
             policy,
             clock,
             attempt: 1,
-            ended: 0,
-            current: Current::new(policy.max()),
+            call_id: CallIdCell::default(),
             started,
-            skipped: Duration::ZERO,
-            previous_delay: Duration::ZERO,
-            rng: None,
             timed_out: AtomicBool::new(false),
-            last_class: None,
-            last_delay: None,
-            gave_up: None,
+            failures: None,
         }
+    }
+
+    fn failures(&mut self) -> &mut Failures {
+        self.failures.get_or_insert_with(Failures::default)
     }
 
     /// A call whose jitter draws from `rng` instead of a generator seeded
     /// from entropy: the delays of a seeded call are reproducible.
     pub fn with_rng(mut self, rng: Rng) -> Call<'p, B, C> {
-        self.rng = Some(rng);
+        self.failures().rng = Some(rng);
         self
     }
 
@@ -158,7 +167,7 @@ impl<'p, B: Backoff, C: Clock> Call<'p, B, C> {
 
     /// Why the call gave up, once it has.
     pub fn gave_up(&self) -> Option<GiveUp> {
-        self.gave_up
+        self.failures.as_ref().and_then(|f| f.gave_up)
     }
 
     /// Decides what follows an attempt that returned `outcome`.
@@ -183,8 +192,6 @@ impl<'p, B: Backoff, C: Clock> Call<'p, B, C> {
         V: FnOnce(&R::Value) -> bool,
         S: Fn() -> Span,
     {
-        testing::count_attempt();
-        self.ended = self.attempt;
         match outcome.split() {
             Ok(value) => {
                 if reject(value) {
@@ -210,14 +217,30 @@ impl<'p, B: Backoff, C: Clock> Call<'p, B, C> {
     /// Runs a sync attempt where [`attempt()`](crate::attempt()) sees it.
     #[inline]
     pub fn scope<T>(&self, attempt: impl FnOnce() -> T) -> T {
-        self.current.enter(attempt)
+        let frame = self.frame();
+        let before = frame.call_id.get();
+        let output = frame.enter(attempt);
+        let after = frame.call_id.get();
+        if after != before {
+            self.call_id.set(after);
+        }
+        output
     }
 
     /// An async attempt that [`attempt()`](crate::attempt()) sees on every
     /// poll.
     #[inline]
     pub fn scoped<'c, F: Future>(&'c self, attempt: Pin<&'c mut F>) -> Scoped<'c, F> {
-        Scoped::new(&self.current, attempt)
+        Scoped::new(self.frame(), &self.call_id, attempt)
+    }
+
+    #[inline]
+    fn frame(&self) -> Frame {
+        Frame {
+            number: self.attempt,
+            max: self.policy.max(),
+            call_id: Cell::new(self.call_id.get()),
+        }
     }
 
     /// Runs an async attempt for at most `attempt_timeout`, or the time left
@@ -247,11 +270,12 @@ impl<'p, B: Backoff, C: Clock> Call<'p, B, C> {
         let timeout = self.policy.attempt_timeout?;
         let left = match (self.policy.deadline, self.started) {
             (Some(deadline), Some(started)) => {
+                let skipped = self.failures.as_ref().map_or(Duration::ZERO, |f| f.skipped);
                 let elapsed = self
                     .clock
                     .now()
                     .saturating_duration_since(started)
-                    .saturating_add(self.skipped);
+                    .saturating_add(skipped);
                 deadline.saturating_sub(elapsed)
             }
             _ => Duration::MAX,
@@ -262,18 +286,22 @@ impl<'p, B: Backoff, C: Clock> Call<'p, B, C> {
     /// What hooks see: before an attempt (`outcome` is `None`) or after it.
     pub fn context<'o, R: ?Sized>(&mut self, outcome: Option<&'o R>) -> Context<'o, R> {
         let elapsed = self.elapsed();
+        let attempt = self.attempt;
+        let policy = self.policy;
+        let failures = self.failures();
         let (attempt, class, gave_up) = match outcome {
-            None => (self.attempt, None, None),
-            Some(_) => (self.ended, self.last_class, self.gave_up),
+            None => (attempt, None, None),
+            Some(_) if failures.retried => (attempt - 1, failures.last_class, None),
+            Some(_) => (attempt, failures.last_class, failures.gave_up),
         };
         Context {
-            name: self.policy.name(),
+            name: policy.name(),
             attempt,
-            max: self.policy.max(),
+            max: policy.max(),
             elapsed,
             outcome,
             class,
-            delay: self.last_delay,
+            delay: failures.last_delay,
             gave_up,
         }
     }
@@ -281,8 +309,10 @@ impl<'p, B: Backoff, C: Clock> Call<'p, B, C> {
     #[cold]
     #[inline(never)]
     fn succeeded_after_retries(&mut self, span: &dyn Fn() -> Span) {
-        self.last_class = None;
-        self.last_delay = None;
+        let failures = self.failures();
+        failures.last_class = None;
+        failures.last_delay = None;
+        failures.retried = false;
         let elapsed = self.elapsed();
         log::succeeded(self.policy, self.attempt, elapsed, span);
     }
@@ -296,7 +326,7 @@ impl<'p, B: Backoff, C: Clock> Call<'p, B, C> {
         span: &dyn Fn() -> Span,
     ) -> Decision {
         let elapsed = self.elapsed();
-        self.last_class = Some(class);
+        self.failures().last_class = Some(class);
         match self.next_delay(&class, elapsed) {
             Ok(delay) => {
                 log::retrying(
@@ -309,11 +339,12 @@ impl<'p, B: Backoff, C: Clock> Call<'p, B, C> {
                     span,
                 );
                 self.attempt = self.attempt.saturating_add(1);
-                self.current.set_number(self.attempt);
-                self.previous_delay = delay;
-                self.last_delay = Some(delay);
                 let wait = testing::wait(delay);
-                self.skipped = self.skipped.saturating_add(delay - wait);
+                let failures = self.failures();
+                failures.previous_delay = delay;
+                failures.last_delay = Some(delay);
+                failures.retried = true;
+                failures.skipped = failures.skipped.saturating_add(delay - wait);
                 Decision::Retry(wait)
             }
             Err(reason) => {
@@ -326,8 +357,10 @@ impl<'p, B: Backoff, C: Clock> Call<'p, B, C> {
                     elapsed,
                     span,
                 );
-                self.last_delay = None;
-                self.gave_up = Some(reason);
+                let failures = self.failures();
+                failures.last_delay = None;
+                failures.retried = false;
+                failures.gave_up = Some(reason);
                 Decision::GiveUp(reason)
             }
         }
@@ -375,27 +408,29 @@ impl<'p, B: Backoff, C: Clock> Call<'p, B, C> {
             Jitter::Proportional(ratio) => ratio,
             Jitter::Full | Jitter::Equal | Jitter::Decorrelated => 0.25,
         };
-        let rng = self.rng.get_or_insert_with(Rng::from_entropy);
+        let rng = self.failures().rng.get_or_insert_with(Rng::from_entropy);
         Jitter::Proportional(ratio)
             .apply(asked, asked, asked, Duration::MAX, rng)
             .min(self.policy.max_retry_after.max(asked))
     }
 
     fn backoff_delay(&mut self) -> Duration {
-        let backoff = &self.policy.backoff;
+        let policy = self.policy;
+        let backoff = &policy.backoff;
         let retry = self.attempt;
         let delay = backoff.delay(retry);
-        let jitter = self.policy.jitter;
+        let jitter = policy.jitter;
         if !jitter.is_random() {
             return delay.min(backoff.max_delay());
         }
         let base = backoff.delay(1);
+        let failures = self.failures();
         let previous = if retry == 1 {
             base
         } else {
-            self.previous_delay
+            failures.previous_delay
         };
-        let rng = self.rng.get_or_insert_with(Rng::from_entropy);
+        let rng = failures.rng.get_or_insert_with(Rng::from_entropy);
         jitter.apply(delay, previous, base, backoff.max_delay(), rng)
     }
 
@@ -405,8 +440,9 @@ impl<'p, B: Backoff, C: Clock> Call<'p, B, C> {
     fn elapsed(&mut self) -> Duration {
         let now = self.clock.now();
         let started = *self.started.get_or_insert(now);
+        let skipped = self.failures.as_ref().map_or(Duration::ZERO, |f| f.skipped);
         now.saturating_duration_since(started)
-            .saturating_add(self.skipped)
+            .saturating_add(skipped)
     }
 }
 

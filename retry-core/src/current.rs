@@ -4,11 +4,10 @@
 
 use core::cell::Cell;
 use core::fmt;
-use core::sync::atomic::{AtomicU32, Ordering};
-use std::sync::OnceLock;
 use core::future::Future;
 use core::pin::Pin;
 use core::ptr;
+use core::sync::atomic::{AtomicU64, Ordering};
 use core::task::{Context, Poll};
 
 /// The attempt in progress of a retried call.
@@ -110,54 +109,48 @@ impl fmt::Debug for CallId {
 /// The call id is drawn the first time it is asked for, so calls that never
 /// ask pay nothing for it.
 pub fn attempt() -> Option<Attempt> {
-    let current = CURRENT.get();
-    if current.is_null() {
+    let frame = CURRENT.get();
+    if frame.is_null() {
         return None;
     }
-    // SAFETY: `CURRENT` is non-null only inside `Current::enter`, which holds
+    // SAFETY: `CURRENT` is non-null only inside `Frame::enter`, which holds
     // the borrow it points to and restores the previous value before that
     // borrow ends, unwinding included.
-    let current = unsafe { &*current };
-    let call_id = *current.call_id.get_or_init(CallId::random);
+    let frame = unsafe { &*frame };
+    let mut call_id = frame.call_id.get();
+    if call_id == 0 {
+        call_id = CallId::random().0;
+        frame.call_id.set(call_id);
+    }
     Some(Attempt {
-        number: current.number.load(Ordering::Relaxed),
-        max: current.max,
-        call_id,
+        number: frame.number,
+        max: frame.max,
+        call_id: CallId(call_id),
     })
 }
 
 thread_local! {
-    static CURRENT: Cell<*const Current> = const { Cell::new(ptr::null()) };
+    static CURRENT: Cell<*const Frame> = const { Cell::new(ptr::null()) };
 }
 
-/// The state [`attempt()`] reads, kept by the call. It is shared with the
-/// attempt's future, which may move between threads, hence atomics.
+/// What [`attempt()`] reads while an attempt runs: a small local, so that
+/// the call itself never escapes into thread-local storage.
 #[derive(Debug)]
-pub(crate) struct Current {
-    number: AtomicU32,
-    max: Option<u32>,
-    call_id: OnceLock<CallId>,
+pub(crate) struct Frame {
+    pub(crate) number: u32,
+    pub(crate) max: Option<u32>,
+    /// Zero until first asked for (a version 4 id is never zero).
+    pub(crate) call_id: Cell<u128>,
 }
 
-impl Current {
-    pub(crate) fn new(max: Option<u32>) -> Current {
-        Current {
-            number: AtomicU32::new(1),
-            max,
-            call_id: OnceLock::new(),
-        }
-    }
-
-    pub(crate) fn set_number(&self, number: u32) {
-        self.number.store(number, Ordering::Relaxed);
-    }
-
-    /// Runs `f` with this call as the one [`attempt()`] sees.
+impl Frame {
+    /// Runs `f` with this frame as the one [`attempt()`] sees.
     #[inline]
     pub(crate) fn enter<T>(&self, f: impl FnOnce() -> T) -> T {
-        struct Restore(*const Current);
+        struct Restore(*const Frame);
 
         impl Drop for Restore {
+            #[inline]
             fn drop(&mut self) {
                 CURRENT.set(self.0);
             }
@@ -168,16 +161,45 @@ impl Current {
     }
 }
 
+/// A call's id once drawn, kept between attempts. Atomic because an async
+/// call's attempts may run on different threads.
+#[derive(Debug, Default)]
+pub(crate) struct CallIdCell([AtomicU64; 2]);
+
+impl CallIdCell {
+    #[inline]
+    pub(crate) fn get(&self) -> u128 {
+        let [high, low] = &self.0;
+        (u128::from(high.load(Ordering::Relaxed)) << 64) | u128::from(low.load(Ordering::Relaxed))
+    }
+
+    #[inline]
+    pub(crate) fn set(&self, id: u128) {
+        let [high, low] = &self.0;
+        high.store((id >> 64) as u64, Ordering::Relaxed);
+        low.store(id as u64, Ordering::Relaxed);
+    }
+}
+
 /// An attempt's future, seen by [`attempt()`] on every poll.
 #[derive(Debug)]
 pub struct Scoped<'c, F> {
-    current: &'c Current,
+    frame: Frame,
+    call_id: &'c CallIdCell,
     future: Pin<&'c mut F>,
 }
 
 impl<'c, F> Scoped<'c, F> {
-    pub(crate) fn new(current: &'c Current, future: Pin<&'c mut F>) -> Scoped<'c, F> {
-        Scoped { current, future }
+    pub(crate) fn new(
+        frame: Frame,
+        call_id: &'c CallIdCell,
+        future: Pin<&'c mut F>,
+    ) -> Scoped<'c, F> {
+        Scoped {
+            frame,
+            call_id,
+            future,
+        }
     }
 }
 
@@ -187,7 +209,13 @@ impl<F: Future> Future for Scoped<'_, F> {
     #[inline]
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
         let this = &mut *self;
-        this.current.enter(|| this.future.as_mut().poll(cx))
+        let before = this.frame.call_id.get();
+        let poll = this.frame.enter(|| this.future.as_mut().poll(cx));
+        let after = this.frame.call_id.get();
+        if after != before {
+            this.call_id.set(after);
+        }
+        poll
     }
 }
 
@@ -205,12 +233,15 @@ mod tests {
     }
 
     #[test]
-    fn the_current_call_is_restored_after_a_nested_one_and_after_a_panic() {
-        let outer = Current::new(Some(3));
-        let inner = Current::new(None);
+    fn the_current_frame_is_restored_after_a_nested_one_and_after_a_panic() {
+        let frame = |number, max| Frame {
+            number,
+            max,
+            call_id: Cell::new(0),
+        };
+        let (outer, inner) = (frame(1, Some(3)), frame(2, None));
         outer.enter(|| {
             let first = attempt().unwrap().call_id();
-            inner.set_number(2);
             inner.enter(|| {
                 assert_eq!(attempt().unwrap().number(), 2);
                 assert_eq!(attempt().unwrap().max(), None);
@@ -223,6 +254,8 @@ mod tests {
             assert!(unwound.is_err());
             assert_eq!(attempt().unwrap().max(), Some(3));
         });
+        assert_ne!(outer.call_id.get(), 0, "the id drawn inside is kept");
+        assert_ne!(inner.call_id.get(), outer.call_id.get());
         assert!(attempt().is_none());
     }
 }

@@ -1,9 +1,10 @@
 //! Instant waits for the tests of code that uses `#[retry]`.
 //!
 //! While the guard of [`instant()`] lives, every retried call on its thread
-//! skips its waits: it still makes every attempt and follows its policy
-//! (the deadline too, counted on the waits' virtual time), but returns from
-//! each wait at once and records the delay it would have slept.
+//! skips its waits: it still makes every attempt its policy allows and
+//! follows the rest of it (the deadline too, counted on the waits' virtual
+//! time), but returns from each wait at once and records the delay it
+//! would have slept.
 //!
 //! ```
 //! use retry::retry;
@@ -18,7 +19,7 @@
 //! flaky().unwrap_err(); // returns at once instead of after 7 s
 //! let s = Duration::from_secs;
 //! assert_eq!(waits.delays(), [s(1), s(2), s(4)]);
-//! assert_eq!(waits.attempts(), 4);
+//! assert_eq!(waits.retries(), 3); // 4 attempts, as `max` says
 //! ```
 
 use core::cell::RefCell;
@@ -26,8 +27,8 @@ use core::marker::PhantomData;
 use core::sync::atomic::{AtomicUsize, Ordering};
 use core::time::Duration;
 
-/// Guards alive in the process: calls look at the thread-local recording
-/// only while there is one, so outside tests this costs one relaxed load.
+/// Guards alive in the process: a retry looks at the thread-local recording
+/// only while there is one. Only retries look, never the success path.
 static GUARDS: AtomicUsize = AtomicUsize::new(0);
 
 thread_local! {
@@ -37,7 +38,6 @@ thread_local! {
 #[derive(Debug, Default)]
 struct Recording {
     delays: Vec<Duration>,
-    attempts: u64,
 }
 
 /// Makes the waits of retried calls on this thread return at once, until
@@ -81,9 +81,10 @@ impl InstantWaits {
             .fold(Duration::ZERO, |sum, d| sum.saturating_add(*d))
     }
 
-    /// The attempts made so far by retried calls on this thread.
-    pub fn attempts(&self) -> u64 {
-        RECORDING.with(|r| r.borrow().as_ref().map_or(0, |r| r.attempts))
+    /// The retries made so far by calls on this thread: one per skipped
+    /// wait. Calls still make every attempt their policy allows.
+    pub fn retries(&self) -> usize {
+        RECORDING.with(|r| r.borrow().as_ref().map_or(0, |r| r.delays.len()))
     }
 }
 
@@ -91,14 +92,6 @@ impl Drop for InstantWaits {
     fn drop(&mut self) {
         RECORDING.with(|r| *r.borrow_mut() = self.previous.take());
         GUARDS.fetch_sub(1, Ordering::SeqCst);
-    }
-}
-
-/// Counts an attempt when a recording is active on this thread.
-#[inline]
-pub(crate) fn count_attempt() {
-    if GUARDS.load(Ordering::Relaxed) != 0 {
-        record(|r| r.attempts += 1);
     }
 }
 

@@ -12,7 +12,8 @@
 //!
 //! ```text
 //! async fn fetch(url: &str) -> Result<String, Error> {
-//!     let __retry_policy = &const { Policy::new(concat!(module_path!(), "::fetch"), Fixed::new(200ms)).max_attempts(3) };
+//!     static __RETRY_POLICY: Policy<Fixed> = Policy::new(concat!(module_path!(), "::fetch"), Fixed::new(200ms)).max_attempts(3);
+//!     let __retry_policy = &__RETRY_POLICY;
 //!     let mut __retry_call = Call::new(__retry_policy, async_clock());
 //!     loop {
 //!         let __retry_out = attempt::<Result<String, Error>, _>(async { body }).await;
@@ -269,7 +270,7 @@ fn prelude(args: &Args, fn_name: &Ident, private: &TokenStream, is_async: bool) 
             code!(::core::concat!(::core::module_path!(), "::", #fn_name))
         }
     };
-    let (backoff, backoff_is_const) = backoff(args.backoff.as_ref(), private);
+    let (backoff, backoff_type) = backoff(args.backoff.as_ref(), private);
     let mut policy = code!(#private::Policy::new(#name, #backoff));
     match &args.max {
         Some(Max::Limited(n)) => policy.extend(code!(.max_attempts(#n))),
@@ -306,11 +307,13 @@ fn prelude(args: &Args, fn_name: &Ident, private: &TokenStream, is_async: bool) 
     if let Some(honor) = args.honor_retry_after {
         policy.extend(code!(.honor_retry_after(#honor)));
     }
-    // A policy of literals is a constant: the call keeps only a reference.
-    let policy = if backoff_is_const && durations_are_const {
-        code!(let __retry_policy = &const { #policy };)
-    } else {
-        code!(let __retry_policy = &#policy;)
+    // A policy of literals is a static: the call keeps only a reference.
+    let policy = match backoff_type {
+        Some(ty) if durations_are_const => code! {
+            static __RETRY_POLICY: #private::Policy<#ty> = #policy;
+            let __retry_policy = &__RETRY_POLICY;
+        },
+        _ => code!(let __retry_policy = &#policy;),
     };
     let on = match &args.on {
         Some(On::Expr(expr)) => code!(let __retry_on = #expr;),
@@ -334,25 +337,32 @@ fn prelude(args: &Args, fn_name: &Ident, private: &TokenStream, is_async: bool) 
     }
 }
 
-/// The backoff expression, and whether it can be built in a constant.
-fn backoff(backoff: Option<&Backoff>, private: &TokenStream) -> (TokenStream, bool) {
+/// The backoff expression, and its type when it can be built in a constant.
+fn backoff(backoff: Option<&Backoff>, private: &TokenStream) -> (TokenStream, Option<TokenStream>) {
     let secs = |n| Dur::default_literal(std::time::Duration::from_secs(n));
     let or = |d: &Option<Dur>, default: Dur| d.clone().unwrap_or(default);
-    let all_literal = |ds: &[&Dur]| ds.iter().all(|d| d.literal_value().is_some());
+    let constant =
+        |ds: &[&Dur], ty: TokenStream| ds.iter().all(|d| d.literal_value().is_some()).then_some(ty);
     match backoff {
-        None => (code!(#private::Exponential::DEFAULT), true),
+        None => (
+            code!(#private::Exponential::DEFAULT),
+            Some(code!(#private::Exponential)),
+        ),
         Some(Backoff::Exp { base, factor, max }) => {
             let (base, max) = (or(base, secs(1)), or(max, secs(30)));
             let factor = factor.unwrap_or(2.0);
             let (b, m) = (base.tokens(), max.tokens());
             (
                 code!(#private::Exponential::new(#b, #factor, #m)),
-                all_literal(&[&base, &max]),
+                constant(&[&base, &max], code!(#private::Exponential)),
             )
         }
         Some(Backoff::Fixed(delay)) => {
             let d = delay.tokens();
-            (code!(#private::Fixed::new(#d)), all_literal(&[delay]))
+            (
+                code!(#private::Fixed::new(#d)),
+                constant(&[delay], code!(#private::Fixed)),
+            )
         }
         Some(Backoff::Linear { base, step, max }) => {
             let base = or(base, secs(1));
@@ -361,7 +371,7 @@ fn backoff(backoff: Option<&Backoff>, private: &TokenStream) -> (TokenStream, bo
             let (b, s, m) = (base.tokens(), step.tokens(), max.tokens());
             (
                 code!(#private::Linear::new(#b, #s, #m)),
-                all_literal(&[&base, &step, &max]),
+                constant(&[&base, &step, &max], code!(#private::Linear)),
             )
         }
         Some(Backoff::Fibonacci { base, max }) => {
@@ -369,12 +379,12 @@ fn backoff(backoff: Option<&Backoff>, private: &TokenStream) -> (TokenStream, bo
             let (b, m) = (base.tokens(), max.tokens());
             (
                 code!(#private::Fibonacci::new(#b, #m)),
-                all_literal(&[&base, &max]),
+                constant(&[&base, &max], code!(#private::Fibonacci)),
             )
         }
-        Some(Backoff::None) => (code!(#private::NoBackoff), true),
-        Some(Backoff::Closure(closure)) => (code!(#private::backoff_fn(#closure)), false),
-        Some(Backoff::Expr(expr)) => (code!(#expr), false),
+        Some(Backoff::None) => (code!(#private::NoBackoff), Some(code!(#private::NoBackoff))),
+        Some(Backoff::Closure(closure)) => (code!(#private::backoff_fn(#closure)), None),
+        Some(Backoff::Expr(expr)) => (code!(#expr), None),
     }
 }
 

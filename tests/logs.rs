@@ -190,3 +190,90 @@ fn a_deadline_give_up_says_so_with_virtual_elapsed_time() {
     assert_eq!(field(last, "reason"), "deadline");
     assert_eq!(field(last, "elapsed_ms"), 2000);
 }
+
+#[derive(Debug)]
+struct Order {
+    id: u32,
+}
+
+#[retry(max = 2, backoff = none, sleep = no_wait, fields(user_id, order))]
+fn charge(user_id: u64, order: &Order, card_number: &str) -> io::Result<()> {
+    let _ = (order.id, card_number);
+    Err(ErrorKind::ConnectionRefused.into())
+}
+
+#[test]
+fn named_fields_appear_in_every_event_and_other_arguments_in_none() {
+    let (events, text) = capture(|| {
+        charge(42, &Order { id: 7 }, "4111 1111 1111 1111").unwrap_err();
+    });
+    assert_eq!(events.len(), 2, "{text}");
+    for event in &events {
+        assert_eq!(event["span"]["name"], "retry");
+        assert_eq!(event["span"]["user_id"], "42");
+        assert_eq!(event["span"]["order"], "Order { id: 7 }");
+    }
+    assert!(
+        !text.contains("4111"),
+        "an argument not named in fields never appears"
+    );
+}
+
+#[retry(if_result = |n: &u32| *n < 2, max = 3, backoff = none, sleep = no_wait)]
+fn polled(calls: &Cell<u32>) -> u32 {
+    calls.set(calls.get() + 1);
+    calls.get()
+}
+
+#[test]
+fn a_rejected_value_is_logged_as_such_without_the_value() {
+    let calls = Cell::new(0);
+    let (events, text) = capture(|| {
+        assert_eq!(polled(&calls), 2);
+    });
+    assert_eq!(events.len(), 2, "{text}");
+    assert_eq!(field(&events[0], "code"), "if_result");
+    assert_eq!(
+        field(&events[0], "error"),
+        "if_result rejected the returned value"
+    );
+    assert_eq!(events[1]["level"], "INFO");
+}
+
+#[retry(max = 2, backoff = none, attempt_timeout = 1s)]
+async fn hangs() -> io::Result<()> {
+    std::future::pending::<()>().await;
+    Ok(())
+}
+
+#[test]
+fn a_timed_out_attempt_is_logged_as_a_transient_timeout() {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .start_paused(true)
+        .build()
+        .unwrap();
+    let (events, text) = capture(|| {
+        runtime.block_on(hangs()).unwrap_err();
+    });
+    assert_eq!(events.len(), 2, "{text}");
+    assert_eq!(field(&events[0], "class"), "transient");
+    assert_eq!(field(&events[0], "code"), "attempt_timeout");
+    assert_eq!(field(&events[0], "error"), "attempt timed out after 1s");
+    assert_eq!(field(&events[1], "reason"), "exhausted");
+}
+
+#[retry(on = |_| retry::Classification::rate_limited().with_retry_after(Duration::from_secs(90)), max = 3, sleep = no_wait)]
+fn asks_too_much() -> Result<(), String> {
+    Err("slow down".to_owned())
+}
+
+#[test]
+fn a_server_delay_past_the_cap_is_logged_with_its_reason() {
+    let (events, _) = capture(|| {
+        asks_too_much().unwrap_err();
+    });
+    assert_eq!(events.len(), 1);
+    assert_eq!(field(&events[0], "reason"), "retry_after_too_long");
+    assert_eq!(field(&events[0], "class"), "rate_limited");
+}

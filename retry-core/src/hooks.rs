@@ -5,7 +5,9 @@
 //! each attempt; `after` once the attempt's outcome is judged; then
 //! `on_retry` ahead of a wait, or `on_give_up` when the call ends in
 //! failure. On an async function a hook may return a future, which is
-//! awaited before the call goes on.
+//! awaited before the call goes on; the future cannot borrow the context,
+//! so take what it needs first: `|ctx| { let n = ctx.attempt(); async move
+//! { .. } }`.
 //!
 //! A hook that panics is not caught: the panic unwinds out of the retried
 //! call like one from its body, no further attempt runs, and nothing is

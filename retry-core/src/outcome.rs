@@ -68,6 +68,7 @@ impl fmt::Display for NoError {
 
 impl std::error::Error for NoError {}
 
+#[diagnostic::do_not_recommend]
 impl Classified for NoError {
     fn classification(&self) -> Classification {
         match *self {}

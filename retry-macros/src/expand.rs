@@ -76,8 +76,10 @@ pub fn expand(mut args: Args, function: Function) -> syn::Result<TokenStream> {
     let parts = Parts {
         private: &private,
         // Type errors about the outcome land on the return type, not on the
-        // attribute.
-        outcome: Ident::new("__retry_out", Span::mixed_site().located_at(return_span)),
+        // attribute. The return type's own span (not one of the expansion),
+        // so that the compiler does not trace such errors back to the
+        // attribute; the user's body is never in this name's scope.
+        outcome: Ident::new("__retry_out", return_span),
         return_span,
         ret: &ret,
         is_async,
@@ -150,6 +152,8 @@ impl Parts<'_> {
             }
         };
         let judge = self.judge(args);
+        let decide = Ident::new("decide", self.return_span);
+        let borrowed = quote_spanned!(self.return_span=> &#outcome);
         let before = self.hook(&args.hooks.before, false);
         let after = self.hook(&args.hooks.after, true);
         let on_retry = self.hook(&args.hooks.on_retry, true);
@@ -165,7 +169,7 @@ impl Parts<'_> {
                 #before
                 let #outcome = #attempt;
                 #fallible
-                let __retry_decision = __retry_call.decide(&#outcome, #judge);
+                let __retry_decision = __retry_call.#decide(#borrowed, #judge);
                 #after
                 match __retry_decision {
                     #private::Decision::Return => return #outcome,
@@ -176,6 +180,7 @@ impl Parts<'_> {
                     #private::Decision::Retry(__retry_delay) => {
                         #on_retry
                         // Nothing of a failed attempt is held across the wait.
+                        #[allow(clippy::drop_non_drop)]
                         ::core::mem::drop(#outcome);
                         #sleep;
                     }
@@ -195,8 +200,9 @@ impl Parts<'_> {
         let scoped = code!(__retry_call.scoped(::core::pin::pin!(#future)));
         match &args.attempt_timeout {
             Some(_) => {
-                let timed = Ident::new("timed", Span::mixed_site().located_at(self.return_span));
-                code!(__retry_call.#timed(#scoped).await)
+                let timed = Ident::new("timed", self.return_span);
+                let wait = respan(code!(.await), self.return_span);
+                code!(__retry_call.#timed(#scoped) #wait)
             }
             None => code!(#scoped.await),
         }
@@ -400,11 +406,15 @@ fn classifier(
     let private = code!(#krate::__private);
     match &args.on {
         None | Some(On::Transient) => {
+            // Every token of the call at the error type's own span, so that a
+            // type without a classification is reported there, once.
             let by_type = respan(code!(#private::classify_by_type), error_span);
+            let error = Ident::new("__retry_error", error_span);
+            let classify = quote_spanned!(error_span=> #by_type(#error));
             if external_api {
-                code!(|__retry_e| #private::external_api(#by_type(__retry_e)))
+                code!(|#error| #private::external_api(#classify))
             } else {
-                by_type
+                code!(|#error| #classify)
             }
         }
         Some(On::Matches(pat)) => {

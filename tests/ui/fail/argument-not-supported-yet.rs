@@ -1,6 +1,6 @@
 use retry::retry;
 
-#[retry(attempt_timeout = 2s)]
+#[retry(budget = RETRIES)]
 fn fetch() -> std::io::Result<()> {
     Ok(())
 }

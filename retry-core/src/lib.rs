@@ -8,7 +8,9 @@
 //!   errors are worth retrying. Built-in tables: [`std::io::Error`] and
 //!   [HTTP statuses](http) with `Retry-After`.
 //! - [`backoff`] and [`jitter`]: pure, overflow-free delay math.
-//! - [`Policy`], [`Call`], [`Step`]: what the expansion builds and drives.
+//! - [`Policy`], [`Call`], [`Decision`]: what the expansion builds and drives.
+//! - [`hooks`], [`attempt()`], [`testing`]: what hooks see, what the body
+//!   sees, and instant waits for tests.
 
 #![deny(missing_docs)]
 #![deny(unused_qualifications)]

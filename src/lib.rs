@@ -49,7 +49,7 @@ pub use retry_core::{
     Attempt, AttemptTimeout, ByType, Call, CallId, Class, Classification, Classified, Classify,
     Clock, Code, DEFAULT_MAX_ATTEMPTS, DEFAULT_MAX_RETRY_AFTER, Decision, Fallible, FromTimeout,
     GiveUp, IntoClassification, NoError, Outcome, Policy, Scoped, SystemClock, attempt, backoff,
-    hooks, http, jitter, testing,
+    grpc, hooks, http, jitter, mysql, postgres, redis, testing,
 };
 
 #[cfg(feature = "tokio")]

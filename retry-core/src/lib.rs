@@ -36,8 +36,8 @@ pub mod __private;
 
 pub use attempt::{Call, Decision, GiveUp};
 pub use class::{Class, Classification, Code};
-pub use classify::http;
 pub use classify::{ByType, Classified, Classify, IntoClassification};
+pub use classify::{grpc, http, mysql, postgres, redis};
 #[cfg(feature = "tokio")]
 pub use clock::TokioClock;
 pub use clock::{Clock, SystemClock};

@@ -7,8 +7,12 @@
 //! core implements it for [`std::io::Error`] and, behind features, for
 //! client crates' errors.
 
+pub mod grpc;
 pub mod http;
 mod io;
+pub mod mysql;
+pub mod postgres;
+pub mod redis;
 
 use crate::class::{Class, Classification};
 

@@ -46,10 +46,11 @@
 pub use retry_macros::retry;
 
 pub use retry_core::{
-    Attempt, AttemptTimeout, ByType, Call, CallId, Class, Classification, Classified, Classify,
-    Clock, Code, DEFAULT_MAX_ATTEMPTS, DEFAULT_MAX_RETRY_AFTER, Decision, Fallible, FromTimeout,
-    GiveUp, IntoClassification, NoError, Outcome, Policy, Scoped, SystemClock, attempt, backoff,
-    grpc, hooks, http, jitter, mysql, postgres, redis, testing,
+    Attempt, AttemptTimeout, ByType, Call, CallId, Class, Classification, Classified,
+    ClassifiedValue, Classify, Clock, Code, DEFAULT_MAX_ATTEMPTS, DEFAULT_MAX_RETRY_AFTER,
+    Decision, Fallible, FromTimeout, GiveUp, IntoClassification, NoError, Outcome, Policy, Scoped,
+    SystemClock, attempt, backoff, classify_chain, grpc, hooks, http, jitter, mysql, postgres,
+    redis, testing,
 };
 
 #[cfg(feature = "tokio")]

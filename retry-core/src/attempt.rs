@@ -92,7 +92,7 @@ impl fmt::Display for GiveUp {
 ///         &outcome,
 ///         |_| Classification::transient(),
 ///         |e, f| f.write_str(e),
-///         |_| false,
+///         |_| None,
 ///         tracing::Span::none,
 ///     )
 /// };
@@ -127,8 +127,8 @@ struct Failures {
     gave_up: Option<GiveUp>,
 }
 
-/// The class of a value that `if_result` rejected.
-const REJECTED: &str = "if_result";
+/// The code of a value that `if_result` rejected.
+pub(crate) const REJECTED: &str = "if_result";
 
 impl<'p, B: Backoff, C: Clock> Call<'p, B, C> {
     /// A call about to make its first attempt. The clock is read now only
@@ -173,30 +173,31 @@ impl<'p, B: Backoff, C: Clock> Call<'p, B, C> {
     /// Decides what follows an attempt that returned `outcome`.
     ///
     /// The outcome is read through functions of the error (`classify`,
-    /// `describe` for the logs), of the value (`reject`: true to retry it,
-    /// for `if_result`), and `span`, the span the call's log events go in
-    /// (for `fields(..)`). Each is called only on the path that needs it.
+    /// `describe` for the logs), of the value (`judge_value`: the
+    /// classification of a value that is a failure, as an HTTP response
+    /// with an error status or a value `if_result` rejects, else `None`),
+    /// and `span`, the span the call's log events go in (for `fields(..)`).
+    /// Each is called only on the path that needs it.
     #[inline]
     pub fn decide<R, F, D, V, S>(
         &mut self,
         outcome: &R,
         classify: F,
         describe: D,
-        reject: V,
+        judge_value: V,
         span: S,
     ) -> Decision
     where
         R: Outcome + ?Sized,
         F: FnOnce(&R::Error) -> Classification,
         D: Fn(&R::Error, &mut fmt::Formatter<'_>) -> fmt::Result,
-        V: FnOnce(&R::Value) -> bool,
+        V: FnOnce(&R::Value) -> Option<Classification>,
         S: Fn() -> Span,
     {
         match outcome.split() {
             Ok(value) => {
-                if reject(value) {
-                    let class = Classification::transient().with_code(REJECTED);
-                    return self.failed(class, &"if_result rejected the returned value", &span);
+                if let Some(class) = judge_value(value) {
+                    return self.failed(class, &FailedValue(class), &span);
                 }
                 if self.attempt > 1 {
                     self.succeeded_after_retries(&span);
@@ -446,6 +447,19 @@ impl<'p, B: Backoff, C: Clock> Call<'p, B, C> {
     }
 }
 
+/// What the logs say of a value that is a failure.
+struct FailedValue(Classification);
+
+impl fmt::Display for FailedValue {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0.code() {
+            Some(REJECTED) => f.write_str("if_result rejected the returned value"),
+            Some(code) => write!(f, "the returned value is a failure ({code})"),
+            None => f.write_str("the returned value is a failure"),
+        }
+    }
+}
+
 /// An error and the function that writes it, as one `Display` value.
 struct Described<'e, E, D>(&'e E, D);
 
@@ -498,7 +512,7 @@ mod tests {
             &Err::<(), &str>("boom"),
             |_| class,
             describe,
-            |_| false,
+            |_| None,
             Span::none,
         )
     }
@@ -513,7 +527,7 @@ mod tests {
             &Ok::<u8, ()>(7),
             |_| unreachable!(),
             |_, _| Ok(()),
-            |_| false,
+            |_| None,
             Span::none,
         );
         assert_eq!(decision, Decision::Return);

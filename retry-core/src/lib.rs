@@ -36,7 +36,9 @@ pub mod __private;
 
 pub use attempt::{Call, Decision, GiveUp};
 pub use class::{Class, Classification, Code};
-pub use classify::{ByType, Classified, Classify, IntoClassification};
+pub use classify::{
+    ByType, Classified, ClassifiedValue, Classify, IntoClassification, classify_chain,
+};
 pub use classify::{grpc, http, mysql, postgres, redis};
 #[cfg(feature = "tokio")]
 pub use clock::TokioClock;

@@ -9,7 +9,7 @@ use core::time::Duration;
 pub use crate::attempt::{Call, Decision};
 pub use crate::backoff::{Exponential, Fibonacci, Fixed, Linear, NoBackoff};
 pub use crate::class::Classification;
-pub use crate::classify::{Classified, Classify, IntoClassification};
+pub use crate::classify::{Classified, ClassifiedValue, Classify, IntoClassification};
 pub use crate::clock::SystemClock;
 #[cfg(feature = "tokio")]
 pub use crate::clock::TokioClock;
@@ -19,16 +19,45 @@ pub use crate::outcome::{Fallible, FromTimeout, Outcome};
 pub use crate::policy::Policy;
 pub use tracing;
 
-/// No `if_result`: every value is accepted.
-#[inline(always)]
-pub fn accept<T: ?Sized>(_: &T) -> bool {
-    false
+/// Calls an `if_result` predicate, giving a closure its argument type: a
+/// value it returns true for is a transient failure.
+#[inline]
+pub fn reject_with<T: ?Sized>(
+    value: &T,
+    predicate: impl FnOnce(&T) -> bool,
+) -> Option<Classification> {
+    predicate(value).then(|| Classification::transient().with_code(crate::attempt::REJECTED))
 }
 
-/// Calls an `if_result` predicate, giving a closure its argument type.
-#[inline]
-pub fn reject_with<T: ?Sized>(value: &T, predicate: impl FnOnce(&T) -> bool) -> bool {
-    predicate(value)
+/// A successful value, judged by [`ClassifiedValue`] when its type has it:
+/// [`ValueFailure`] and [`ValueAccepted`] tell them apart, as `Describe`
+/// does (the expansion calls `(&Value(v)).__retry_value()`).
+pub struct Value<'v, T: ?Sized>(pub &'v T);
+
+/// A value whose type may be a failure.
+pub trait ValueFailure {
+    /// The value's failure, if it is one.
+    fn __retry_value(&self) -> Option<Classification>;
+}
+
+impl<T: ClassifiedValue + ?Sized> ValueFailure for Value<'_, T> {
+    #[inline]
+    fn __retry_value(&self) -> Option<Classification> {
+        self.0.failure()
+    }
+}
+
+/// A value of any other type: never a failure.
+pub trait ValueAccepted {
+    /// `None`.
+    fn __retry_value(&self) -> Option<Classification>;
+}
+
+impl<T: ?Sized> ValueAccepted for &Value<'_, T> {
+    #[inline(always)]
+    fn __retry_value(&self) -> Option<Classification> {
+        None
+    }
 }
 
 /// No `fields(..)`: log events go in no extra span.

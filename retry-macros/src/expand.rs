@@ -209,14 +209,21 @@ impl Parts<'_> {
     }
 
     /// How the core reads an outcome, as `decide`'s arguments: classifier,
-    /// error text, `if_result` and the span of `fields(..)`.
+    /// error text, the judgement of values (`if_result`, or the value type's
+    /// own) and the span of `fields(..)`.
     fn judge(&self, args: &Args) -> TokenStream {
         let Parts {
             private, classify, ..
         } = self;
-        let reject = match &args.if_result {
+        let judge_value = match &args.if_result {
             Some(predicate) => code!(|__retry_v| #private::reject_with(__retry_v, #predicate)),
-            None => code!(#private::accept),
+            None => code! {
+                |__retry_v| {
+                    #[allow(unused_imports)]
+                    use #private::{ValueAccepted as _, ValueFailure as _};
+                    (&#private::Value(__retry_v)).__retry_value()
+                }
+            },
         };
         let span = match &args.fields {
             Some(fields) => code! {
@@ -231,7 +238,7 @@ impl Parts<'_> {
                 use #private::{DescribeDebug as _, DescribeDisplay as _};
                 (&#private::Describe(__retry_e)).__retry_describe(__retry_f)
             },
-            #reject,
+            #judge_value,
             #span
         }
     }

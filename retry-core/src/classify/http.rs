@@ -322,10 +322,10 @@ fn days_from_civil(year: u64, month: u64, day: u64) -> u64 {
 mod http_crate {
     use std::time::SystemTime;
 
-    use ::http::{HeaderMap, StatusCode, header::RETRY_AFTER};
+    use ::http::{HeaderMap, Response, StatusCode, header::RETRY_AFTER};
 
     use crate::class::Classification;
-    use crate::classify::Classified;
+    use crate::classify::{Classified, ClassifiedValue};
 
     // Kept out of "other types implement" lists, which would change with features.
     #[diagnostic::do_not_recommend]
@@ -353,6 +353,13 @@ mod http_crate {
             .get(RETRY_AFTER)
             .and_then(|value| value.to_str().ok());
         super::response(status.as_u16(), retry_after, SystemTime::now())
+    }
+
+    impl<B> ClassifiedValue for Response<B> {
+        fn failure(&self) -> Option<Classification> {
+            (self.status().as_u16() >= 400)
+                .then(|| classify_response(self.status(), self.headers()))
+        }
     }
 }
 

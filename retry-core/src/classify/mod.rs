@@ -7,12 +7,16 @@
 //! core implements it for [`std::io::Error`] and, behind features, for
 //! client crates' errors.
 
+mod chain;
+mod clients;
 pub mod grpc;
 pub mod http;
 mod io;
 pub mod mysql;
 pub mod postgres;
 pub mod redis;
+
+pub use chain::classify_chain;
 
 use crate::class::{Class, Classification};
 
@@ -130,6 +134,33 @@ impl IntoClassification for Classification {
 pub trait Classified {
     /// The classification of this error.
     fn classification(&self) -> Classification;
+}
+
+/// A successful value that can still be a failure, such as an HTTP response
+/// with an error status: `#[retry]` judges an `Ok` value of such a type as
+/// it judges errors, unless `if_result` is given.
+///
+/// Implemented, with their features, for `reqwest::Response` and
+/// `http::Response<B>`: a status of 400 or more is a failure, classified by
+/// the HTTP table with its `Retry-After` header read.
+///
+/// ```
+/// use retry::{Classification, ClassifiedValue};
+///
+/// struct Reply {
+///     status: u16,
+/// }
+///
+/// impl ClassifiedValue for Reply {
+///     fn failure(&self) -> Option<Classification> {
+///         (self.status >= 400).then(|| retry::http::status(self.status))
+///     }
+/// }
+/// ```
+pub trait ClassifiedValue {
+    /// The classification of this value when it is a failure, `None` when it
+    /// is a success.
+    fn failure(&self) -> Option<Classification>;
 }
 
 /// The classifier that asks the error type itself ([`Classified`]): what

@@ -1,0 +1,76 @@
+//! `reqwest::Error`, and `reqwest::Response` by its status.
+//!
+//! | error | class |
+//! |---|---|
+//! | `is_connect()` (refused, DNS, ...) | transient (`connect`) |
+//! | `is_timeout()` | transient (`timeout`) |
+//! | `is_request()` with an I/O error, or a hyper incomplete or canceled message, in its chain | transient |
+//! | `status()` (from `error_for_status`) | the HTTP table |
+//! | `is_builder()` | validation |
+//! | `is_body()`, `is_decode()`, `is_redirect()` and the rest | logical |
+//!
+//! An `Ok(Response)` with a status of 400 or more is a failure too, judged by
+//! the HTTP table with its `Retry-After` header read, so that
+//! `#[retry] async fn get(..) -> reqwest::Result<Response>` retries a 503 and
+//! waits as long as the server asks. When attempts run out the last response
+//! is returned as it came.
+
+use std::error::Error;
+use std::time::SystemTime;
+
+use ::reqwest::{Error as ReqwestError, Response, header::RETRY_AFTER};
+
+use crate::class::Classification;
+use crate::classify::{Classified, ClassifiedValue, http};
+
+impl Classified for ReqwestError {
+    fn classification(&self) -> Classification {
+        if let Some(status) = self.status() {
+            return http::status(status.as_u16());
+        }
+        if self.is_connect() {
+            return Classification::transient().with_code("connect");
+        }
+        if self.is_timeout() {
+            return Classification::transient().with_code("timeout");
+        }
+        if self.is_request() {
+            return request_failure(self);
+        }
+        if self.is_builder() {
+            return Classification::validation().with_code("builder");
+        }
+        Classification::logical()
+    }
+}
+
+/// A request that failed on the wire: transient when the connection broke.
+fn request_failure(error: &ReqwestError) -> Classification {
+    let mut next = error.source();
+    while let Some(cause) = next {
+        if let Some(io) = cause.downcast_ref::<std::io::Error>() {
+            return io.classification();
+        }
+        if let Some(hyper) = cause.downcast_ref::<::hyper::Error>()
+            && (hyper.is_incomplete_message() || hyper.is_canceled() || hyper.is_closed())
+        {
+            return Classification::transient().with_code("connection closed");
+        }
+        next = cause.source();
+    }
+    Classification::logical().with_code("request")
+}
+
+impl ClassifiedValue for Response {
+    fn failure(&self) -> Option<Classification> {
+        let status = self.status().as_u16();
+        if status < 400 {
+            return None;
+        }
+        let retry_after = self
+            .headers()
+            .get(RETRY_AFTER)
+            .and_then(|value| value.to_str().ok());
+        Some(http::response(status, retry_after, SystemTime::now()))
+    }
+}

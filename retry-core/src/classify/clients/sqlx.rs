@@ -1,0 +1,46 @@
+//! `sqlx::Error`.
+//!
+//! | error | class |
+//! |---|---|
+//! | `Database` from PostgreSQL | its SQLSTATE, by the PostgreSQL table |
+//! | `Database` from MySQL or MariaDB | its error number, by the MySQL table |
+//! | `Io` | the `std::io::Error` table |
+//! | `Tls`, `PoolTimedOut`, `WorkerCrashed` | transient (a pool that times out often hides a database that is down) |
+//! | `InvalidArgument`, `Encode` | validation |
+//! | `RowNotFound`, `PoolClosed`, `Configuration`, `Protocol`, decoding and column errors, and the rest | logical |
+
+use ::sqlx::Error;
+
+use crate::class::Classification;
+use crate::classify::Classified;
+
+impl Classified for Error {
+    fn classification(&self) -> Classification {
+        match self {
+            Error::Database(database) => database_error(database.as_ref()),
+            Error::Io(io) => io.classification(),
+            Error::Tls(_) => Classification::transient().with_code("tls"),
+            Error::PoolTimedOut => Classification::transient().with_code("pool_timed_out"),
+            Error::WorkerCrashed => Classification::transient().with_code("worker_crashed"),
+            Error::InvalidArgument(_) | Error::Encode(_) => Classification::validation(),
+            Error::RowNotFound => Classification::logical().with_code("row_not_found"),
+            Error::PoolClosed => Classification::logical().with_code("pool_closed"),
+            _ => Classification::logical(),
+        }
+    }
+}
+
+fn database_error(error: &(dyn ::sqlx::error::DatabaseError + 'static)) -> Classification {
+    #[cfg(feature = "sqlx-mysql")]
+    if let Some(mysql) = error.try_downcast_ref::<::sqlx::mysql::MySqlDatabaseError>() {
+        return crate::classify::mysql::error_number(mysql.number());
+    }
+    #[cfg(feature = "sqlx-postgres")]
+    if let Some(postgres) = error.try_downcast_ref::<::sqlx::postgres::PgDatabaseError>() {
+        return crate::classify::postgres::sqlstate(postgres.code());
+    }
+    match error.code() {
+        Some(code) => Classification::logical().with_code(code.as_ref()),
+        None => Classification::logical(),
+    }
+}

@@ -1,0 +1,33 @@
+//! What the tests against real servers share.
+
+#![allow(dead_code)]
+
+/// The server address in `var`, or `None` after saying why the test is
+/// skipped. `.ci/run` starts the servers and sets these variables.
+pub fn server_url(var: &str) -> Option<String> {
+    match std::env::var(var) {
+        Ok(url) if !url.is_empty() => Some(url),
+        _ => {
+            eprintln!(
+                "skipped: {var} is not set; `.ci/run` starts the local server and sets it (see DEVELOPERS.md)"
+            );
+            None
+        }
+    }
+}
+
+/// A suffix for names of tables and keys that no other test run uses.
+pub fn unique() -> String {
+    format!("{}_{:08x}", std::process::id(), rand_u32())
+}
+
+fn rand_u32() -> u32 {
+    use std::hash::{BuildHasher, RandomState};
+    RandomState::new().hash_one(std::time::SystemTime::now()) as u32
+}
+
+/// A TCP port on 127.0.0.1 on which nothing listens.
+pub fn closed_port() -> u16 {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1:0");
+    listener.local_addr().expect("local address").port()
+}

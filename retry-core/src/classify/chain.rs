@@ -80,17 +80,29 @@ fn known(error: &(dyn Error + 'static)) -> Option<Classification> {
     None
 }
 
+// Kept out of "other types implement" lists, which would change with features.
+
+#[diagnostic::do_not_recommend]
+
 impl Classified for dyn Error + 'static {
     fn classification(&self) -> Classification {
         classify_chain(self)
     }
 }
 
+// Kept out of "other types implement" lists, which would change with features.
+
+#[diagnostic::do_not_recommend]
+
 impl Classified for dyn Error + Send + 'static {
     fn classification(&self) -> Classification {
         classify_chain(self)
     }
 }
+
+// Kept out of "other types implement" lists, which would change with features.
+
+#[diagnostic::do_not_recommend]
 
 impl Classified for dyn Error + Send + Sync + 'static {
     fn classification(&self) -> Classification {
@@ -99,6 +111,8 @@ impl Classified for dyn Error + Send + Sync + 'static {
 }
 
 #[cfg(feature = "anyhow")]
+// Kept out of "other types implement" lists, which would change with features.
+#[diagnostic::do_not_recommend]
 impl Classified for ::anyhow::Error {
     fn classification(&self) -> Classification {
         let error: &(dyn Error + Send + Sync + 'static) = self.as_ref();

@@ -14,6 +14,10 @@ use ::redis::{ErrorKind, RedisError};
 use crate::class::Classification;
 use crate::classify::{Classified, redis};
 
+// Kept out of "other types implement" lists, which would change with features.
+
+#[diagnostic::do_not_recommend]
+
 impl Classified for RedisError {
     fn classification(&self) -> Classification {
         if self.is_timeout() {

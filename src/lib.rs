@@ -46,11 +46,12 @@
 pub use retry_macros::retry;
 
 pub use retry_core::{
-    Attempt, AttemptTimeout, ByType, Call, CallId, Class, Classification, Classified,
-    ClassifiedValue, Classify, Clock, Code, DEFAULT_MAX_ATTEMPTS, DEFAULT_MAX_RETRY_AFTER,
-    Decision, Fallible, FromTimeout, GiveUp, IntoClassification, NoError, Outcome, Policy, Scoped,
-    SystemClock, attempt, backoff, classify_chain, grpc, hooks, http, jitter, mysql, postgres,
-    redis, testing,
+    Acquire, Alert, Attempt, AttemptTimeout, ByType, Call, CallId, Class, Classification,
+    Classified, ClassifiedValue, Classify, Clock, Code, ConcurrencyLimit, DEFAULT_ALERT_AFTER,
+    DEFAULT_MAX_ATTEMPTS, DEFAULT_MAX_RETRY_AFTER, Decision, Fallible, FieldVisitor, FromTimeout,
+    GiveUp, IntoClassification, Nested, NoError, Outcome, Permit, Policy, RetryBudget, Scoped,
+    SystemClock, attempt, backoff, classify_chain, dead_letter, dynamic, grpc, hooks, http, jitter,
+    mysql, postgres, redis, stats, testing,
 };
 
 #[cfg(feature = "tokio")]

@@ -1,9 +1,10 @@
 //! The attempt state machine that the `#[retry]` expansion drives.
 //!
 //! The expansion runs the body, hands its outcome to [`Call::decide`] and
-//! either returns it ([`Decision::Return`], [`Decision::GiveUp`]) or waits and runs the body again
-//! ([`Decision::Retry`]). Every decision (classification, delay, deadline,
-//! giving up, logging) is made here.
+//! either returns it ([`Decision::Return`], [`Decision::GiveUp`]) or waits
+//! and runs the body again ([`Decision::Retry`]). Every decision
+//! (classification, delay, deadline, budget, giving up, logging, records,
+//! alerts, statistics) is made here.
 
 use core::cell::Cell;
 use core::fmt;
@@ -11,24 +12,29 @@ use core::future::Future;
 use core::pin::Pin;
 use core::sync::atomic::{AtomicBool, Ordering};
 use core::time::Duration;
-use std::time::Instant;
+use std::time::{Instant, SystemTime};
 
 use tracing::Span;
 
 use crate::backoff::Backoff;
 use crate::class::{Class, Classification};
 use crate::clock::Clock;
-use crate::current::{CallIdCell, Frame, Scoped};
+use crate::current::{self, CallIdCell, Frame, Scoped};
+use crate::dead_letter::{self, AttemptRecord, DelayFrom, Record};
 use crate::hooks::Context;
 use crate::jitter::{Jitter, Rng};
 use crate::log;
 #[cfg(feature = "tokio")]
 use crate::outcome::FromTimeout;
 use crate::outcome::Outcome;
-use crate::policy::Policy;
+use crate::policy::{Nested, Policy};
+use crate::stats::Site;
 use crate::testing;
 #[cfg(feature = "tokio")]
 use crate::timeout::AttemptTimeout;
+
+/// The names and values of the arguments in `fields(..)`, for records.
+pub type FieldVisitor<'v> = &'v mut dyn FnMut(&'static str, &dyn fmt::Debug);
 
 /// What to do after an attempt.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -56,6 +62,10 @@ pub enum GiveUp {
     Validation,
     /// The server asked for a delay longer than `max_retry_after`.
     RetryAfterTooLong,
+    /// The retry budget had no token left.
+    Budget,
+    /// Inside another retried call, under `nested = single`.
+    Nested,
 }
 
 impl GiveUp {
@@ -67,7 +77,25 @@ impl GiveUp {
             GiveUp::Permanent => "permanent",
             GiveUp::Validation => "validation",
             GiveUp::RetryAfterTooLong => "retry_after_too_long",
+            GiveUp::Budget => "budget",
+            GiveUp::Nested => "nested",
         }
+    }
+
+    /// Every reason.
+    pub const ALL: [GiveUp; 7] = [
+        GiveUp::Exhausted,
+        GiveUp::Deadline,
+        GiveUp::Permanent,
+        GiveUp::Validation,
+        GiveUp::RetryAfterTooLong,
+        GiveUp::Budget,
+        GiveUp::Nested,
+    ];
+
+    /// The reason's place in [`GiveUp::ALL`].
+    pub const fn index(self) -> usize {
+        self as usize
     }
 }
 
@@ -81,12 +109,14 @@ impl fmt::Display for GiveUp {
 /// jitter state.
 ///
 /// ```
+/// use retry::stats::Site;
 /// use retry::{Call, Classification, Decision, GiveUp, Policy, SystemClock};
 /// use retry::backoff::Fixed;
 /// use std::time::Duration;
 ///
-/// let policy = Policy::new("doc", Fixed::new(Duration::from_millis(10))).max_attempts(2);
-/// let mut call = Call::new(&policy, SystemClock);
+/// static SITE: Site = Site::new("doc");
+/// let policy = Policy::new(Fixed::new(Duration::from_millis(10))).max_attempts(2);
+/// let mut call = Call::new(&policy, &SITE, SystemClock);
 /// let mut decide = |outcome: Result<(), &str>| {
 ///     call.decide(
 ///         &outcome,
@@ -94,6 +124,7 @@ impl fmt::Display for GiveUp {
 ///         |e, f| f.write_str(e),
 ///         |_| None,
 ///         tracing::Span::none,
+///         |_| {},
 ///     )
 /// };
 ///
@@ -103,6 +134,7 @@ impl fmt::Display for GiveUp {
 #[derive(Debug)]
 pub struct Call<'p, B, C> {
     policy: &'p Policy<B>,
+    site: &'static Site,
     clock: C,
     attempt: u32,
     call_id: CallIdCell,
@@ -125,6 +157,8 @@ struct Failures {
     /// Whether the last decision was a retry, so that `attempt` has moved on.
     retried: bool,
     gave_up: Option<GiveUp>,
+    /// Kept only when there is a dead-letter sink to give it to.
+    history: Vec<AttemptRecord>,
 }
 
 /// The code of a value that `if_result` rejected.
@@ -135,10 +169,15 @@ impl<'p, B: Backoff, C: Clock> Call<'p, B, C> {
     /// when the policy has a deadline, so the success path of a call without
     /// one costs no clock read.
     #[inline]
-    pub fn new(policy: &'p Policy<B>, clock: C) -> Call<'p, B, C> {
+    pub fn new(policy: &'p Policy<B>, site: &'static Site, clock: C) -> Call<'p, B, C> {
+        site.register();
+        if let Some(budget) = policy.budget {
+            budget.deposit();
+        }
         let started = policy.deadline.map(|_| clock.now());
         Call {
             policy,
+            site,
             clock,
             attempt: 1,
             call_id: CallIdCell::default(),
@@ -176,16 +215,18 @@ impl<'p, B: Backoff, C: Clock> Call<'p, B, C> {
     /// `describe` for the logs), of the value (`judge_value`: the
     /// classification of a value that is a failure, as an HTTP response
     /// with an error status or a value `if_result` rejects, else `None`),
-    /// and `span`, the span the call's log events go in (for `fields(..)`).
-    /// Each is called only on the path that needs it.
+    /// `span`, the span the call's log events go in, and `fields`, which
+    /// shows a visitor the arguments named in `fields(..)` for records. Each
+    /// is called only on the path that needs it.
     #[inline]
-    pub fn decide<R, F, D, V, S>(
+    pub fn decide<R, F, D, V, S, A>(
         &mut self,
         outcome: &R,
         classify: F,
         describe: D,
         judge_value: V,
         span: S,
+        fields: A,
     ) -> Decision
     where
         R: Outcome + ?Sized,
@@ -193,14 +234,20 @@ impl<'p, B: Backoff, C: Clock> Call<'p, B, C> {
         D: Fn(&R::Error, &mut fmt::Formatter<'_>) -> fmt::Result,
         V: FnOnce(&R::Value) -> Option<Classification>,
         S: Fn() -> Span,
+        A: Fn(FieldVisitor<'_>),
     {
         match outcome.split() {
             Ok(value) => {
                 if let Some(class) = judge_value(value) {
-                    return self.failed(class, &FailedValue(class), &span);
+                    return self.failed(class, &FailedValue(class), &span, &fields);
                 }
                 if self.attempt > 1 {
                     self.succeeded_after_retries(&span);
+                } else {
+                    self.site.first_try_success();
+                }
+                if self.policy.alert_after.is_some() {
+                    self.site.success_streak();
                 }
                 Decision::Return
             }
@@ -210,14 +257,16 @@ impl<'p, B: Backoff, C: Clock> Call<'p, B, C> {
                 } else {
                     classify(error)
                 };
-                self.failed(class, &Described(error, describe), &span)
+                self.failed(class, &Described(error, describe), &span, &fields)
             }
         }
     }
 
-    /// Runs a sync attempt where [`attempt()`](crate::attempt()) sees it.
+    /// Runs a sync attempt where [`attempt()`](crate::attempt()) sees it,
+    /// holding a permit of the policy's concurrency limit while it runs.
     #[inline]
     pub fn scope<T>(&self, attempt: impl FnOnce() -> T) -> T {
+        let _permit = self.policy.limit.map(|limit| limit.acquire_blocking());
         let frame = self.frame();
         let before = frame.call_id.get();
         let output = frame.enter(attempt);
@@ -229,15 +278,17 @@ impl<'p, B: Backoff, C: Clock> Call<'p, B, C> {
     }
 
     /// An async attempt that [`attempt()`](crate::attempt()) sees on every
-    /// poll.
+    /// poll, holding a permit of the policy's concurrency limit while it
+    /// runs (waiting for one first).
     #[inline]
     pub fn scoped<'c, F: Future>(&'c self, attempt: Pin<&'c mut F>) -> Scoped<'c, F> {
-        Scoped::new(self.frame(), &self.call_id, attempt)
+        Scoped::new(self.frame(), &self.call_id, self.policy.limit, attempt)
     }
 
     #[inline]
     fn frame(&self) -> Frame {
         Frame {
+            name: self.site.name(),
             number: self.attempt,
             max: self.policy.max(),
             call_id: Cell::new(self.call_id.get()),
@@ -288,7 +339,7 @@ impl<'p, B: Backoff, C: Clock> Call<'p, B, C> {
     pub fn context<'o, R: ?Sized>(&mut self, outcome: Option<&'o R>) -> Context<'o, R> {
         let elapsed = self.elapsed();
         let attempt = self.attempt;
-        let policy = self.policy;
+        let (policy, site) = (self.policy, self.site);
         let failures = self.failures();
         let (attempt, class, gave_up) = match outcome {
             None => (attempt, None, None),
@@ -296,7 +347,7 @@ impl<'p, B: Backoff, C: Clock> Call<'p, B, C> {
             Some(_) => (attempt, failures.last_class, failures.gave_up),
         };
         Context {
-            name: policy.name(),
+            name: site.name(),
             attempt,
             max: policy.max(),
             elapsed,
@@ -315,7 +366,8 @@ impl<'p, B: Backoff, C: Clock> Call<'p, B, C> {
         failures.last_delay = None;
         failures.retried = false;
         let elapsed = self.elapsed();
-        log::succeeded(self.policy, self.attempt, elapsed, span);
+        self.site.success_after_retries(elapsed);
+        log::succeeded(self.site, self.policy, self.attempt, elapsed, span);
     }
 
     #[cold]
@@ -325,12 +377,22 @@ impl<'p, B: Backoff, C: Clock> Call<'p, B, C> {
         class: Classification,
         error: &dyn fmt::Display,
         span: &dyn Fn() -> Span,
+        fields: &dyn Fn(FieldVisitor<'_>),
     ) -> Decision {
         let elapsed = self.elapsed();
         self.failures().last_class = Some(class);
+        if let Some(after) = self.policy.alert_after
+            && let Some(alert) = self.site.failure_streak(&class, after.get())
+        {
+            log::alert(&alert, span);
+            if let Some(hook) = self.policy.on_alert {
+                hook(&alert);
+            }
+        }
         match self.next_delay(&class, elapsed) {
-            Ok(delay) => {
+            Ok((delay, from)) => {
                 log::retrying(
+                    self.site,
                     self.policy,
                     self.attempt,
                     &class,
@@ -339,6 +401,8 @@ impl<'p, B: Backoff, C: Clock> Call<'p, B, C> {
                     elapsed,
                     span,
                 );
+                self.remember(&class, Some((delay, from)));
+                self.site.retry();
                 self.attempt = self.attempt.saturating_add(1);
                 let wait = testing::wait(delay);
                 let failures = self.failures();
@@ -350,6 +414,7 @@ impl<'p, B: Backoff, C: Clock> Call<'p, B, C> {
             }
             Err(reason) => {
                 log::gave_up(
+                    self.site,
                     self.policy,
                     self.attempt,
                     &class,
@@ -358,21 +423,69 @@ impl<'p, B: Backoff, C: Clock> Call<'p, B, C> {
                     elapsed,
                     span,
                 );
+                self.remember(&class, None);
+                self.site.gave_up(reason, elapsed, self.attempt > 1);
                 let failures = self.failures();
                 failures.last_delay = None;
                 failures.retried = false;
                 failures.gave_up = Some(reason);
+                if let Some(sink) = self.policy.dead_letter {
+                    let record = self.record(reason, &class, error, elapsed, fields);
+                    dead_letter::deliver(sink, &record);
+                }
                 Decision::GiveUp(reason)
             }
         }
     }
 
-    /// The delay before the next attempt, or why there is none.
+    /// Adds an attempt to the history, when a sink will want it.
+    fn remember(&mut self, class: &Classification, delay: Option<(Duration, DelayFrom)>) {
+        if self.policy.dead_letter.is_none() {
+            return;
+        }
+        let attempt = self.attempt;
+        self.failures().history.push(AttemptRecord {
+            attempt,
+            class: class.class(),
+            code: class.code().map(str::to_owned),
+            delay: delay.map(|(d, _)| d),
+            delay_from: delay.map(|(_, from)| from),
+        });
+    }
+
+    fn record(
+        &mut self,
+        reason: GiveUp,
+        class: &Classification,
+        error: &dyn fmt::Display,
+        elapsed: Duration,
+        fields: &dyn Fn(FieldVisitor<'_>),
+    ) -> Record {
+        let mut named = Vec::new();
+        fields(&mut |name, value| named.push((name, format!("{value:?}"))));
+        let now = SystemTime::now();
+        Record {
+            function: self.site.name(),
+            reason,
+            class: class.class(),
+            code: class.code().map(str::to_owned),
+            error: error.to_string(),
+            attempts: self.attempt,
+            first_attempt_at: now.checked_sub(elapsed).unwrap_or(now),
+            last_attempt_at: now,
+            elapsed,
+            fields: named,
+            history: std::mem::take(&mut self.failures().history),
+        }
+    }
+
+    /// The delay before the next attempt and where it came from, or why
+    /// there is none.
     fn next_delay(
         &mut self,
         class: &Classification,
         elapsed: Duration,
-    ) -> Result<Duration, GiveUp> {
+    ) -> Result<(Duration, DelayFrom), GiveUp> {
         match class.class() {
             Class::Logical => return Err(GiveUp::Permanent),
             Class::Validation => return Err(GiveUp::Validation),
@@ -383,12 +496,15 @@ impl<'p, B: Backoff, C: Clock> Call<'p, B, C> {
         {
             return Err(GiveUp::Exhausted);
         }
-        let delay = match class.retry_after() {
+        if let Some(outer) = current::outer() {
+            self.nested_in(outer)?;
+        }
+        let (delay, from) = match class.retry_after() {
             Some(asked) if self.policy.honor_retry_after => {
                 if asked > self.policy.max_retry_after {
                     return Err(GiveUp::RetryAfterTooLong);
                 }
-                self.server_delay(asked)
+                (self.server_delay(asked), DelayFrom::ServerDelay)
             }
             _ => self.backoff_delay(),
         };
@@ -397,7 +513,25 @@ impl<'p, B: Backoff, C: Clock> Call<'p, B, C> {
         {
             return Err(GiveUp::Deadline);
         }
-        Ok(delay)
+        // Last, so that a retry refused for another reason spends no token.
+        if let Some(budget) = self.policy.budget
+            && !budget.try_withdraw()
+        {
+            return Err(GiveUp::Budget);
+        }
+        Ok((delay, from))
+    }
+
+    /// A retry inside another retried call: warned about once per function,
+    /// and refused under `nested = single`.
+    fn nested_in(&self, outer: &'static str) -> Result<(), GiveUp> {
+        if !self.site.nested_warned.swap(true, Ordering::Relaxed) {
+            log::nested(self.site.name(), outer);
+        }
+        match self.policy.nested {
+            Nested::Allow => Ok(()),
+            Nested::Single => Err(GiveUp::Nested),
+        }
     }
 
     /// A server's delay is never shortened; with jitter on, up to a quarter
@@ -409,20 +543,27 @@ impl<'p, B: Backoff, C: Clock> Call<'p, B, C> {
             Jitter::Proportional(ratio) => ratio,
             Jitter::Full | Jitter::Equal | Jitter::Decorrelated => 0.25,
         };
+        let cap = self.policy.max_retry_after.max(asked);
         let rng = self.failures().rng.get_or_insert_with(Rng::from_entropy);
         Jitter::Proportional(ratio)
             .apply(asked, asked, asked, Duration::MAX, rng)
-            .min(self.policy.max_retry_after.max(asked))
+            .min(cap)
     }
 
-    fn backoff_delay(&mut self) -> Duration {
+    fn backoff_delay(&mut self) -> (Duration, DelayFrom) {
         let policy = self.policy;
         let backoff = &policy.backoff;
         let retry = self.attempt;
-        let delay = backoff.delay(retry);
+        let cap = backoff.max_delay();
+        let planned = backoff.delay(retry).min(cap);
+        let from = if planned >= cap {
+            DelayFrom::Cap
+        } else {
+            DelayFrom::Backoff
+        };
         let jitter = policy.jitter;
         if !jitter.is_random() {
-            return delay.min(backoff.max_delay());
+            return (planned, from);
         }
         let base = backoff.delay(1);
         let failures = self.failures();
@@ -432,7 +573,7 @@ impl<'p, B: Backoff, C: Clock> Call<'p, B, C> {
             failures.previous_delay
         };
         let rng = failures.rng.get_or_insert_with(Rng::from_entropy);
-        jitter.apply(delay, previous, base, backoff.max_delay(), rng)
+        (jitter.apply(planned, previous, base, cap, rng), from)
     }
 
     /// Time since the call started, skipped test-mode waits included;
@@ -514,21 +655,25 @@ mod tests {
             describe,
             |_| None,
             Span::none,
+            |_| {},
         )
     }
 
     const S: fn(u64) -> Duration = Duration::from_secs;
 
+    static SITE: Site = Site::new("t");
+
     #[test]
     fn success_on_the_first_attempt_is_done_at_once() {
-        let policy = Policy::new("t", Exponential::DEFAULT);
-        let mut call = Call::new(&policy, SystemClock);
+        let policy = Policy::new(Exponential::DEFAULT);
+        let mut call = Call::new(&policy, &SITE, SystemClock);
         let decision = call.decide(
             &Ok::<u8, ()>(7),
             |_| unreachable!(),
             |_, _| Ok(()),
             |_| None,
             Span::none,
+            |_| {},
         );
         assert_eq!(decision, Decision::Return);
         assert_eq!(call.attempt(), 1);
@@ -536,8 +681,8 @@ mod tests {
 
     #[test]
     fn exponential_waits_double_until_attempts_run_out() {
-        let policy = Policy::new("t", Exponential::new(S(1), 2.0, S(30))).max_attempts(4);
-        let mut call = Call::new(&policy, SystemClock);
+        let policy = Policy::new(Exponential::new(S(1), 2.0, S(30))).max_attempts(4);
+        let mut call = Call::new(&policy, &SITE, SystemClock);
         let t = Classification::transient();
         assert_eq!(fail(&mut call, t), Decision::Retry(S(1)));
         assert_eq!(fail(&mut call, t), Decision::Retry(S(2)));
@@ -548,13 +693,13 @@ mod tests {
 
     #[test]
     fn logical_and_validation_errors_end_the_call_at_once() {
-        let policy = Policy::new("t", NoBackoff);
-        let mut call = Call::new(&policy, SystemClock);
+        let policy = Policy::new(NoBackoff);
+        let mut call = Call::new(&policy, &SITE, SystemClock);
         assert_eq!(
             fail(&mut call, Classification::logical()),
             Decision::GiveUp(GiveUp::Permanent)
         );
-        let mut call = Call::new(&policy, SystemClock);
+        let mut call = Call::new(&policy, &SITE, SystemClock);
         assert_eq!(
             fail(&mut call, Classification::validation()),
             Decision::GiveUp(GiveUp::Validation)
@@ -563,8 +708,8 @@ mod tests {
 
     #[test]
     fn server_delay_replaces_the_backoff_and_a_too_long_one_gives_up() {
-        let policy = Policy::new("t", Fixed::new(S(1))).max_retry_after(S(10));
-        let mut call = Call::new(&policy, SystemClock);
+        let policy = Policy::new(Fixed::new(S(1))).max_retry_after(S(10));
+        let mut call = Call::new(&policy, &SITE, SystemClock);
         let asked = |d| Classification::rate_limited().with_retry_after(d);
         assert_eq!(fail(&mut call, asked(S(3))), Decision::Retry(S(3)));
         assert_eq!(
@@ -576,15 +721,15 @@ mod tests {
             Decision::GiveUp(GiveUp::RetryAfterTooLong)
         );
 
-        let ignoring = Policy::new("t", Fixed::new(S(1))).honor_retry_after(false);
-        let mut call = Call::new(&ignoring, SystemClock);
+        let ignoring = Policy::new(Fixed::new(S(1))).honor_retry_after(false);
+        let mut call = Call::new(&ignoring, &SITE, SystemClock);
         assert_eq!(fail(&mut call, asked(S(3600))), Decision::Retry(S(1)));
     }
 
     #[test]
     fn enormous_server_delays_never_panic_and_never_sleep() {
-        let policy = Policy::new("t", NoBackoff);
-        let mut call = Call::new(&policy, SystemClock);
+        let policy = Policy::new(NoBackoff);
+        let mut call = Call::new(&policy, &SITE, SystemClock);
         let huge = Classification::rate_limited().with_retry_after(Duration::MAX);
         assert_eq!(
             fail(&mut call, huge),
@@ -595,10 +740,8 @@ mod tests {
     #[test]
     fn no_wait_begins_that_would_end_at_or_past_the_deadline() {
         let clock = ManualClock::new();
-        let policy = Policy::new("t", Fixed::new(S(1)))
-            .unbounded()
-            .deadline(S(5));
-        let mut call = Call::new(&policy, &clock);
+        let policy = Policy::new(Fixed::new(S(1))).unbounded().deadline(S(5));
+        let mut call = Call::new(&policy, &SITE, &clock);
         let mut attempts = 1;
         while let Decision::Retry(delay) = fail(&mut call, Classification::transient()) {
             clock.advance(delay);
@@ -612,10 +755,8 @@ mod tests {
     #[test]
     fn the_deadline_counts_the_time_attempts_take() {
         let clock = ManualClock::new();
-        let policy = Policy::new("t", Fixed::new(S(1)))
-            .unbounded()
-            .deadline(S(10));
-        let mut call = Call::new(&policy, &clock);
+        let policy = Policy::new(Fixed::new(S(1))).unbounded().deadline(S(10));
+        let mut call = Call::new(&policy, &SITE, &clock);
         clock.advance(S(9));
         assert_eq!(
             fail(&mut call, Classification::transient()),
@@ -625,11 +766,11 @@ mod tests {
 
     #[test]
     fn seeded_jitter_is_reproducible_and_within_the_cap() {
-        let policy = Policy::new("t", Exponential::new(S(1), 2.0, S(5)))
+        let policy = Policy::new(Exponential::new(S(1), 2.0, S(5)))
             .max_attempts(10)
             .jitter(Jitter::Full);
         let run = || {
-            let mut call = Call::new(&policy, SystemClock).with_rng(Rng::seeded(42));
+            let mut call = Call::new(&policy, &SITE, SystemClock).with_rng(Rng::seeded(42));
             let mut delays = Vec::new();
             while let Decision::Retry(d) = fail(&mut call, Classification::transient()) {
                 delays.push(d);
@@ -644,10 +785,10 @@ mod tests {
 
     #[test]
     fn decorrelated_jitter_grows_from_the_previous_delay() {
-        let policy = Policy::new("t", Exponential::new(S(1), 2.0, S(1000)))
+        let policy = Policy::new(Exponential::new(S(1), 2.0, S(1000)))
             .max_attempts(20)
             .jitter(Jitter::Decorrelated);
-        let mut call = Call::new(&policy, SystemClock).with_rng(Rng::seeded(7));
+        let mut call = Call::new(&policy, &SITE, SystemClock).with_rng(Rng::seeded(7));
         let mut previous = S(1);
         while let Decision::Retry(d) = fail(&mut call, Classification::transient()) {
             assert!(S(1) <= d && d <= previous * 3, "{d:?} after {previous:?}");
@@ -657,8 +798,8 @@ mod tests {
 
     #[test]
     fn attempt_numbers_saturate_instead_of_overflowing() {
-        let policy = Policy::new("t", NoBackoff).unbounded();
-        let mut call = Call::new(&policy, SystemClock);
+        let policy = Policy::new(NoBackoff).unbounded();
+        let mut call = Call::new(&policy, &SITE, SystemClock);
         call.attempt = u32::MAX;
         assert_eq!(
             fail(&mut call, Classification::transient()),

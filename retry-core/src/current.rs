@@ -10,6 +10,8 @@ use core::ptr;
 use core::sync::atomic::{AtomicU64, Ordering};
 use core::task::{Context, Poll};
 
+use crate::limit::{Acquire, ConcurrencyLimit, Permit};
+
 /// The attempt in progress of a retried call.
 ///
 /// ```
@@ -137,6 +139,7 @@ thread_local! {
 /// the call itself never escapes into thread-local storage.
 #[derive(Debug)]
 pub(crate) struct Frame {
+    pub(crate) name: &'static str,
     pub(crate) number: u32,
     pub(crate) max: Option<u32>,
     /// Zero until first asked for (a version 4 id is never zero).
@@ -161,6 +164,17 @@ impl Frame {
     }
 }
 
+/// The name of the retried call whose attempt is running on this thread, if
+/// any: the outer call when a retried call runs inside another.
+pub(crate) fn outer() -> Option<&'static str> {
+    let frame = CURRENT.get();
+    if frame.is_null() {
+        return None;
+    }
+    // SAFETY: as in `attempt()`.
+    Some(unsafe { &*frame }.name)
+}
+
 /// A call's id once drawn, kept between attempts. Atomic because an async
 /// call's attempts may run on different threads.
 #[derive(Debug, Default)]
@@ -181,11 +195,15 @@ impl CallIdCell {
     }
 }
 
-/// An attempt's future, seen by [`attempt()`] on every poll.
+/// An attempt's future, seen by [`attempt()`] on every poll, holding a
+/// permit of the call's concurrency limit (waiting for one first) while it
+/// runs.
 #[derive(Debug)]
 pub struct Scoped<'c, F> {
     frame: Frame,
     call_id: &'c CallIdCell,
+    waiting: Option<Acquire<'c>>,
+    permit: Option<Permit<'c>>,
     future: Pin<&'c mut F>,
 }
 
@@ -193,11 +211,14 @@ impl<'c, F> Scoped<'c, F> {
     pub(crate) fn new(
         frame: Frame,
         call_id: &'c CallIdCell,
+        limit: Option<&'c ConcurrencyLimit>,
         future: Pin<&'c mut F>,
     ) -> Scoped<'c, F> {
         Scoped {
             frame,
             call_id,
+            waiting: limit.map(ConcurrencyLimit::acquire),
+            permit: None,
             future,
         }
     }
@@ -209,11 +230,24 @@ impl<F: Future> Future for Scoped<'_, F> {
     #[inline]
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
         let this = &mut *self;
+        if let Some(waiting) = &mut this.waiting {
+            match Pin::new(waiting).poll(cx) {
+                Poll::Ready(permit) => {
+                    this.permit = Some(permit);
+                    this.waiting = None;
+                }
+                Poll::Pending => return Poll::Pending,
+            }
+        }
         let before = this.frame.call_id.get();
         let poll = this.frame.enter(|| this.future.as_mut().poll(cx));
         let after = this.frame.call_id.get();
         if after != before {
             this.call_id.set(after);
+        }
+        if poll.is_ready() {
+            // The attempt is over: free the slot before the wait.
+            this.permit = None;
         }
         poll
     }
@@ -235,6 +269,7 @@ mod tests {
     #[test]
     fn the_current_frame_is_restored_after_a_nested_one_and_after_a_panic() {
         let frame = |number, max| Frame {
+            name: "t",
             number,
             max,
             call_id: Cell::new(0),

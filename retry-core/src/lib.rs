@@ -17,16 +17,22 @@
 
 mod attempt;
 pub mod backoff;
+mod budget;
+mod calendar;
 mod class;
 mod classify;
 mod clock;
 mod current;
+pub mod dead_letter;
+pub mod dynamic;
 pub mod hooks;
 pub mod jitter;
+mod limit;
 mod log;
 mod outcome;
 mod policy;
 mod rng;
+pub mod stats;
 pub mod testing;
 mod timeout;
 
@@ -34,7 +40,8 @@ mod timeout;
 #[path = "private.rs"]
 pub mod __private;
 
-pub use attempt::{Call, Decision, GiveUp};
+pub use attempt::{Call, Decision, FieldVisitor, GiveUp};
+pub use budget::RetryBudget;
 pub use class::{Class, Classification, Code};
 pub use classify::{
     ByType, Classified, ClassifiedValue, Classify, IntoClassification, classify_chain,
@@ -44,6 +51,10 @@ pub use classify::{grpc, http, mysql, postgres, redis};
 pub use clock::TokioClock;
 pub use clock::{Clock, SystemClock};
 pub use current::{Attempt, CallId, Scoped, attempt};
+pub use limit::{Acquire, ConcurrencyLimit, Permit};
 pub use outcome::{Fallible, FromTimeout, NoError, Outcome};
-pub use policy::{DEFAULT_MAX_ATTEMPTS, DEFAULT_MAX_RETRY_AFTER, Policy};
+pub use policy::{
+    DEFAULT_ALERT_AFTER, DEFAULT_MAX_ATTEMPTS, DEFAULT_MAX_RETRY_AFTER, Nested, Policy,
+};
+pub use stats::Alert;
 pub use timeout::AttemptTimeout;

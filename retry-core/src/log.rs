@@ -18,6 +18,13 @@
 //!
 //! Levels: WARN for a failed attempt that will be retried, ERROR when the
 //! call gives up, INFO when a call succeeds after retries.
+//!
+//! Also: an ERROR `alert: the same failure repeated` (fields `function`,
+//! `class`, `code`, `count`) for `alert_after`; a WARN, once per function,
+//! when a retried call retries inside another (`function`, `outer`); a WARN,
+//! once per problem, for an invalid dynamic policy (`function`, `problem`);
+//! and an ERROR with every field of a dead-letter record a sink could not
+//! store.
 
 use core::fmt;
 use core::time::Duration;
@@ -28,6 +35,7 @@ use tracing::field::Value;
 use crate::attempt::GiveUp;
 use crate::class::Classification;
 use crate::policy::Policy;
+use crate::stats::{Alert, Site};
 
 /// `max` as a number, or the text `unbounded`.
 fn max_field<B>(policy: &Policy<B>) -> MaxField {
@@ -55,7 +63,9 @@ fn millis(d: Duration) -> u64 {
     u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
 }
 
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn retrying<B>(
+    site: &Site,
     policy: &Policy<B>,
     attempt: u32,
     class: &Classification,
@@ -68,7 +78,7 @@ pub(crate) fn retrying<B>(
     let _fields = span().entered();
     tracing::warn!(
         target: "retry",
-        function = policy.name(),
+        function = site.name(),
         attempt,
         max = max.value(),
         class = class.class().as_str(),
@@ -80,7 +90,9 @@ pub(crate) fn retrying<B>(
     );
 }
 
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn gave_up<B>(
+    site: &Site,
     policy: &Policy<B>,
     attempt: u32,
     class: &Classification,
@@ -93,7 +105,7 @@ pub(crate) fn gave_up<B>(
     let _fields = span().entered();
     tracing::error!(
         target: "retry",
-        function = policy.name(),
+        function = site.name(),
         attempt,
         max = max.value(),
         class = class.class().as_str(),
@@ -106,6 +118,7 @@ pub(crate) fn gave_up<B>(
 }
 
 pub(crate) fn succeeded<B>(
+    site: &Site,
     policy: &Policy<B>,
     attempt: u32,
     elapsed: Duration,
@@ -115,10 +128,31 @@ pub(crate) fn succeeded<B>(
     let _fields = span().entered();
     tracing::info!(
         target: "retry",
-        function = policy.name(),
+        function = site.name(),
         attempt,
         max = max.value(),
         elapsed_ms = millis(elapsed),
         "succeeded after retries",
+    );
+}
+
+pub(crate) fn alert(alert: &Alert, span: &dyn Fn() -> Span) {
+    let _fields = span().entered();
+    tracing::error!(
+        target: "retry",
+        function = alert.function,
+        class = alert.class.as_str(),
+        code = alert.code.as_deref(),
+        count = alert.count,
+        "alert: the same failure repeated",
+    );
+}
+
+pub(crate) fn nested(inner: &'static str, outer: &'static str) {
+    tracing::warn!(
+        target: "retry",
+        function = inner,
+        outer,
+        "a retried call runs inside another retried call: their attempts multiply",
     );
 }

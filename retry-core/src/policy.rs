@@ -4,7 +4,11 @@ use core::num::NonZeroU32;
 use core::time::Duration;
 
 use crate::backoff::Exponential;
+use crate::budget::RetryBudget;
+use crate::dead_letter::DeadLetter;
 use crate::jitter::Jitter;
+use crate::limit::ConcurrencyLimit;
+use crate::stats::Alert;
 
 /// Most attempts when `max` is not given.
 pub const DEFAULT_MAX_ATTEMPTS: u32 = 5;
@@ -24,15 +28,14 @@ pub const DEFAULT_MAX_RETRY_AFTER: Duration = Duration::from_secs(60);
 /// use retry::Policy;
 /// use std::time::Duration;
 ///
-/// const READ: Policy<Fixed> = Policy::new("read", Fixed::new(Duration::from_millis(200)))
+/// const READ: Policy<Fixed> = Policy::new(Fixed::new(Duration::from_millis(200)))
 ///     .max_attempts(3)
 ///     .jitter(Jitter::Full)
 ///     .deadline(Duration::from_secs(5));
 /// assert_eq!(READ.max(), Some(3));
 /// ```
-#[derive(Clone, Debug)]
+#[derive(Clone, Copy)]
 pub struct Policy<B = Exponential> {
-    pub(crate) name: &'static str,
     pub(crate) max_attempts: Option<NonZeroU32>,
     pub(crate) backoff: B,
     pub(crate) jitter: Jitter,
@@ -40,14 +43,52 @@ pub struct Policy<B = Exponential> {
     pub(crate) attempt_timeout: Option<Duration>,
     pub(crate) honor_retry_after: bool,
     pub(crate) max_retry_after: Duration,
+    pub(crate) budget: Option<&'static RetryBudget>,
+    pub(crate) limit: Option<&'static ConcurrencyLimit>,
+    pub(crate) dead_letter: Option<&'static dyn DeadLetter>,
+    pub(crate) alert_after: Option<NonZeroU32>,
+    pub(crate) on_alert: Option<fn(&Alert)>,
+    pub(crate) nested: Nested,
+}
+
+/// What a retried call does when it runs inside another retried call.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Nested {
+    /// Retry as usual: the attempts of the layers multiply.
+    #[default]
+    Allow,
+    /// Make one attempt: the outer call's retries are enough.
+    Single,
+}
+
+/// The default alert threshold when `on_alert` is given without
+/// `alert_after`.
+pub const DEFAULT_ALERT_AFTER: u32 = 5;
+
+impl<B: core::fmt::Debug> core::fmt::Debug for Policy<B> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("Policy")
+            .field("max_attempts", &self.max_attempts)
+            .field("backoff", &self.backoff)
+            .field("jitter", &self.jitter)
+            .field("deadline", &self.deadline)
+            .field("attempt_timeout", &self.attempt_timeout)
+            .field("honor_retry_after", &self.honor_retry_after)
+            .field("max_retry_after", &self.max_retry_after)
+            .field("budget", &self.budget.is_some())
+            .field("limit", &self.limit.is_some())
+            .field("dead_letter", &self.dead_letter.is_some())
+            .field("alert_after", &self.alert_after)
+            .field("nested", &self.nested)
+            .finish()
+    }
 }
 
 impl<B> Policy<B> {
     /// Five attempts with the given backoff, no jitter, no deadline, server
-    /// delays honoured up to a minute. `name` labels the logs.
-    pub const fn new(name: &'static str, backoff: B) -> Policy<B> {
+    /// delays honoured up to a minute.
+    pub const fn new(backoff: B) -> Policy<B> {
         Policy {
-            name,
             // DEFAULT_MAX_ATTEMPTS is not zero.
             max_attempts: NonZeroU32::new(DEFAULT_MAX_ATTEMPTS),
             backoff,
@@ -56,6 +97,12 @@ impl<B> Policy<B> {
             attempt_timeout: None,
             honor_retry_after: true,
             max_retry_after: DEFAULT_MAX_RETRY_AFTER,
+            budget: None,
+            limit: None,
+            dead_letter: None,
+            alert_after: None,
+            on_alert: None,
+            nested: Nested::Allow,
         }
     }
 
@@ -109,9 +156,50 @@ impl<B> Policy<B> {
         self
     }
 
-    /// The label in logs.
-    pub const fn name(&self) -> &'static str {
-        self.name
+    /// Retries draw from `budget`, shared with the other functions naming it.
+    pub const fn budget(mut self, budget: &'static RetryBudget) -> Policy<B> {
+        self.budget = Some(budget);
+        self
+    }
+
+    /// Attempts hold a permit of `limit` while they run.
+    pub const fn limit(mut self, limit: &'static ConcurrencyLimit) -> Policy<B> {
+        self.limit = Some(limit);
+        self
+    }
+
+    /// Calls that fail for good are recorded in `sink`.
+    pub const fn dead_letter(mut self, sink: &'static dyn DeadLetter) -> Policy<B> {
+        self.dead_letter = Some(sink);
+        self
+    }
+
+    /// An alert (an ERROR event, and `on_alert` if set) when the same
+    /// failure happens `after` times in a row, across calls; `0` is read as
+    /// `1`.
+    pub const fn alert_after(mut self, after: u32) -> Policy<B> {
+        self.alert_after = match NonZeroU32::new(after) {
+            Some(n) => Some(n),
+            None => Some(NonZeroU32::MIN),
+        };
+        self
+    }
+
+    /// A function called with each alert, after the ERROR event. Alerts
+    /// after [`DEFAULT_ALERT_AFTER`] failures in a row unless `alert_after`
+    /// says otherwise.
+    pub const fn on_alert(mut self, hook: fn(&Alert)) -> Policy<B> {
+        self.on_alert = Some(hook);
+        if self.alert_after.is_none() {
+            self.alert_after = NonZeroU32::new(DEFAULT_ALERT_AFTER);
+        }
+        self
+    }
+
+    /// What the call does inside another retried call.
+    pub const fn nested(mut self, nested: Nested) -> Policy<B> {
+        self.nested = nested;
+        self
     }
 
     /// Most attempts, or `None` when unbounded.

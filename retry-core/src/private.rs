@@ -6,17 +6,20 @@ use core::fmt;
 use core::future::Future;
 use core::time::Duration;
 
-pub use crate::attempt::{Call, Decision};
+pub use crate::attempt::{Call, Decision, FieldVisitor};
 pub use crate::backoff::{Exponential, Fibonacci, Fixed, Linear, NoBackoff};
 pub use crate::class::Classification;
 pub use crate::classify::{Classified, ClassifiedValue, Classify, IntoClassification};
 pub use crate::clock::SystemClock;
 #[cfg(feature = "tokio")]
 pub use crate::clock::TokioClock;
+pub use crate::dynamic::{AnyBackoff, DynamicPolicy};
 pub use crate::hooks::Context;
 pub use crate::jitter::Jitter;
 pub use crate::outcome::{Fallible, FromTimeout, Outcome};
+pub use crate::policy::Nested;
 pub use crate::policy::Policy;
+pub use crate::stats::Site;
 pub use tracing;
 
 /// Calls an `if_result` predicate, giving a closure its argument type: a
@@ -58,6 +61,21 @@ impl<T: ?Sized> ValueAccepted for &Value<'_, T> {
     fn __retry_value(&self) -> Option<Classification> {
         None
     }
+}
+
+/// No `fields(..)`: records carry no arguments.
+#[inline(always)]
+pub fn no_fields(_: FieldVisitor<'_>) {}
+
+/// The policy of one call under `policy = ...`: the dynamic policy over the
+/// static arguments, or those alone (with a WARN, once) when it is invalid.
+#[inline]
+pub fn dynamic_policy<T: core::borrow::Borrow<DynamicPolicy>>(
+    base: &Policy<AnyBackoff>,
+    dynamic: T,
+    site: &Site,
+) -> Policy<AnyBackoff> {
+    crate::dynamic::resolve(base, dynamic.borrow(), site)
 }
 
 /// No `fields(..)`: log events go in no extra span.

@@ -102,6 +102,14 @@ pub struct Args {
     pub name: Option<LitStr>,
     pub krate: Option<Path>,
     pub sleep: Option<Expr>,
+    pub budget: Option<Expr>,
+    pub limit: Option<Expr>,
+    pub dead_letter: Option<Expr>,
+    pub alert_after: Option<u32>,
+    pub on_alert: Option<Expr>,
+    /// With its key, since it cannot go with a custom backoff.
+    pub policy: Option<(Ident, Expr)>,
+    pub nested_single: Option<bool>,
 }
 
 impl Parse for Args {
@@ -204,6 +212,77 @@ impl Parse for Args {
                                 format!("unknown preset `{other}`{near}\n{allowed}"),
                             ))
                         }
+                    }
+                })?,
+                "budget" => put(&mut args.budget, key, input, |input| {
+                    eq(input, "budget")?;
+                    function(
+                        input,
+                        "budget",
+                        "a `static` `retry::RetryBudget`: `budget = BACKEND_RETRIES`",
+                    )
+                })?,
+                "limit" => put(&mut args.limit, key, input, |input| {
+                    eq(input, "limit")?;
+                    function(
+                        input,
+                        "limit",
+                        "a `static` `retry::ConcurrencyLimit`: `limit = DATABASE`",
+                    )
+                })?,
+                "dead_letter" => put(&mut args.dead_letter, key, input, |input| {
+                    eq(input, "dead_letter")?;
+                    function(
+                        input,
+                        "dead_letter",
+                        "a `static` dead-letter sink, such as `static FAILURES: retry::dead_letter::JsonLines`",
+                    )
+                })?,
+                "alert_after" => put(&mut args.alert_after, key, input, |input| {
+                    eq(input, "alert_after")?;
+                    let usage = "`alert_after` takes how many times in a row the same failure raises an alert, at least 1: `alert_after = 5`";
+                    let lit: Lit = input
+                        .parse()
+                        .map_err(|e| syn::Error::new(e.span(), usage))?;
+                    match &lit {
+                        Lit::Int(int) if int.suffix().is_empty() => match int.base10_parse::<u32>()
+                        {
+                            Ok(0) | Err(_) => Err(syn::Error::new(int.span(), usage)),
+                            Ok(n) => Ok(n),
+                        },
+                        _ => Err(syn::Error::new(lit.span(), usage)),
+                    }
+                })?,
+                "on_alert" => put(&mut args.on_alert, key, input, |input| {
+                    eq(input, "on_alert")?;
+                    function(
+                        input,
+                        "on_alert",
+                        "a function or non-capturing closure `fn(&retry::Alert)`",
+                    )
+                })?,
+                "policy" => {
+                    let key_span = key.clone();
+                    put(&mut args.policy, key, input, |input| {
+                        eq(input, "policy")?;
+                        let expr = function(
+                            input,
+                            "policy",
+                            "an expression giving a `retry::dynamic::DynamicPolicy`, evaluated on every call",
+                        )?;
+                        Ok((key_span, expr))
+                    })?
+                }
+                "nested" => put(&mut args.nested_single, key, input, |input| {
+                    eq(input, "nested")?;
+                    let usage = "`nested` is `allow` (retry inside another retried call too) or `single` (one attempt while an outer retry is active)";
+                    let value: Ident = input
+                        .parse()
+                        .map_err(|e| syn::Error::new(e.span(), usage))?;
+                    match value.to_string().as_str() {
+                        "allow" => Ok(false),
+                        "single" => Ok(true),
+                        _ => Err(syn::Error::new(value.span(), usage)),
                     }
                 })?,
                 "clone" => put(&mut args.clone, key, input, |input| {

@@ -225,11 +225,19 @@ impl Parts<'_> {
                 }
             },
         };
-        let span = match &args.fields {
-            Some(fields) => code! {
-                || #private::tracing::error_span!(target: "retry", "retry", #(#fields = ?#fields),*)
-            },
-            None => code!(#private::no_span),
+        let (span, fields) = match &args.fields {
+            Some(fields) => {
+                let names = fields.iter().map(ToString::to_string);
+                (
+                    code! {
+                        || #private::tracing::error_span!(target: "retry", "retry", #(#fields = ?#fields),*)
+                    },
+                    code! {
+                        |__retry_visit: #private::FieldVisitor<'_>| { #(__retry_visit(#names, &#fields);)* }
+                    },
+                )
+            }
+            None => (code!(#private::no_span), code!(#private::no_fields)),
         };
         code! {
             #classify,
@@ -239,7 +247,8 @@ impl Parts<'_> {
                 (&#private::Describe(__retry_e)).__retry_describe(__retry_f)
             },
             #judge_value,
-            #span
+            #span,
+            #fields
         }
     }
 
@@ -283,8 +292,31 @@ fn prelude(args: &Args, fn_name: &Ident, private: &TokenStream, is_async: bool) 
             code!(::core::concat!(::core::module_path!(), "::", #fn_name))
         }
     };
-    let (backoff, backoff_type) = backoff(args.backoff.as_ref(), private);
-    let mut policy = code!(#private::Policy::new(#name, #backoff));
+    let dynamic = args.policy.as_ref().map(|(_, expr)| expr);
+    let BackoffCode {
+        tokens: backoff,
+        builtin,
+        literal,
+    } = backoff(args.backoff.as_ref(), private);
+    // A dynamic policy picks among the built-in curves, so the static one
+    // is held as one of them too.
+    let (backoff, backoff_type) = match (dynamic, builtin) {
+        (Some(_), Some((variant, _))) => {
+            let variant = Ident::new(variant, Span::call_site());
+            (
+                code!(#private::AnyBackoff::#variant(#backoff)),
+                Some(code!(#private::AnyBackoff)),
+            )
+        }
+        (_, builtin) => {
+            let ty = builtin.map(|(_, ty)| {
+                let ty = Ident::new(ty, Span::call_site());
+                code!(#private::#ty)
+            });
+            (backoff, ty)
+        }
+    };
+    let mut policy = code!(#private::Policy::new(#backoff));
     match &args.max {
         Some(Max::Limited(n)) => policy.extend(code!(.max_attempts(#n))),
         Some(Max::Unbounded(_)) => policy.extend(code!(.unbounded())),
@@ -302,9 +334,9 @@ fn prelude(args: &Args, fn_name: &Ident, private: &TokenStream, is_async: bool) 
             policy.extend(code!(.jitter(#private::Jitter::#jitter)));
         }
     }
-    let mut durations_are_const = true;
+    let mut is_const = literal && backoff_type.is_some();
     let mut duration = |method: TokenStream, value: &Dur| {
-        durations_are_const &= value.literal_value().is_some();
+        is_const &= value.literal_value().is_some();
         let value = value.tokens();
         code!(.#method(#value))
     };
@@ -320,13 +352,41 @@ fn prelude(args: &Args, fn_name: &Ident, private: &TokenStream, is_async: bool) 
     if let Some(honor) = args.honor_retry_after {
         policy.extend(code!(.honor_retry_after(#honor)));
     }
-    // A policy of literals is a static: the call keeps only a reference.
+    // Shared state is named by reference; a `static` keeps the policy a
+    // constant, anything else makes it a local.
+    for (method, shared) in [
+        (code!(budget), &args.budget),
+        (code!(limit), &args.limit),
+        (code!(dead_letter), &args.dead_letter),
+    ] {
+        if let Some(shared) = shared {
+            is_const &= matches!(shared, syn::Expr::Path(_));
+            policy.extend(code!(.#method(&#shared)));
+        }
+    }
+    if let Some(after) = args.alert_after {
+        policy.extend(code!(.alert_after(#after)));
+    }
+    if let Some(hook) = &args.on_alert {
+        is_const &= matches!(hook, syn::Expr::Path(_) | syn::Expr::Closure(_));
+        policy.extend(code!(.on_alert(#hook)));
+    }
+    if args.nested_single == Some(true) {
+        policy.extend(code!(.nested(#private::Nested::Single)));
+    }
     let policy = match backoff_type {
-        Some(ty) if durations_are_const => code! {
+        Some(ty) if is_const => code! {
             static __RETRY_POLICY: #private::Policy<#ty> = #policy;
             let __retry_policy = &__RETRY_POLICY;
         },
         _ => code!(let __retry_policy = &#policy;),
+    };
+    let policy = match dynamic {
+        Some(dynamic) => code! {
+            #policy
+            let __retry_policy = &#private::dynamic_policy(__retry_policy, #dynamic, &__RETRY_SITE);
+        },
+        None => policy,
     };
     let on = match &args.on {
         Some(On::Expr(expr)) => code!(let __retry_on = #expr;),
@@ -343,38 +403,57 @@ fn prelude(args: &Args, fn_name: &Ident, private: &TokenStream, is_async: bool) 
         code!(#private::SystemClock)
     };
     code! {
+        static __RETRY_SITE: #private::Site = #private::Site::new(#name);
         #policy
         #on
         #sleeper
-        let mut __retry_call = #private::Call::new(__retry_policy, #clock);
+        let mut __retry_call = #private::Call::new(__retry_policy, &__RETRY_SITE, #clock);
     }
 }
 
-/// The backoff expression, and its type when it can be built in a constant.
-fn backoff(backoff: Option<&Backoff>, private: &TokenStream) -> (TokenStream, Option<TokenStream>) {
+/// A `backoff` argument as code.
+struct BackoffCode {
+    tokens: TokenStream,
+    /// The built-in curve (its `AnyBackoff` variant and type), if it is one.
+    builtin: Option<(&'static str, &'static str)>,
+    /// Whether it can be built in a constant.
+    literal: bool,
+}
+
+fn backoff(backoff: Option<&Backoff>, private: &TokenStream) -> BackoffCode {
     let secs = |n| Dur::default_literal(std::time::Duration::from_secs(n));
     let or = |d: &Option<Dur>, default: Dur| d.clone().unwrap_or(default);
-    let constant =
-        |ds: &[&Dur], ty: TokenStream| ds.iter().all(|d| d.literal_value().is_some()).then_some(ty);
+    let literal = |ds: &[&Dur]| ds.iter().all(|d| d.literal_value().is_some());
+    let builtin = |variant, ty, tokens, literal| BackoffCode {
+        tokens,
+        builtin: Some((variant, ty)),
+        literal,
+    };
     match backoff {
-        None => (
+        None => builtin(
+            "Exponential",
+            "Exponential",
             code!(#private::Exponential::DEFAULT),
-            Some(code!(#private::Exponential)),
+            true,
         ),
         Some(Backoff::Exp { base, factor, max }) => {
             let (base, max) = (or(base, secs(1)), or(max, secs(30)));
             let factor = factor.unwrap_or(2.0);
             let (b, m) = (base.tokens(), max.tokens());
-            (
+            builtin(
+                "Exponential",
+                "Exponential",
                 code!(#private::Exponential::new(#b, #factor, #m)),
-                constant(&[&base, &max], code!(#private::Exponential)),
+                literal(&[&base, &max]),
             )
         }
         Some(Backoff::Fixed(delay)) => {
             let d = delay.tokens();
-            (
+            builtin(
+                "Fixed",
+                "Fixed",
                 code!(#private::Fixed::new(#d)),
-                constant(&[delay], code!(#private::Fixed)),
+                literal(&[delay]),
             )
         }
         Some(Backoff::Linear { base, step, max }) => {
@@ -382,22 +461,34 @@ fn backoff(backoff: Option<&Backoff>, private: &TokenStream) -> (TokenStream, Op
             let step = or(step, base.clone());
             let max = or(max, secs(30));
             let (b, s, m) = (base.tokens(), step.tokens(), max.tokens());
-            (
+            builtin(
+                "Linear",
+                "Linear",
                 code!(#private::Linear::new(#b, #s, #m)),
-                constant(&[&base, &step, &max], code!(#private::Linear)),
+                literal(&[&base, &step, &max]),
             )
         }
         Some(Backoff::Fibonacci { base, max }) => {
             let (base, max) = (or(base, secs(1)), or(max, secs(30)));
             let (b, m) = (base.tokens(), max.tokens());
-            (
+            builtin(
+                "Fibonacci",
+                "Fibonacci",
                 code!(#private::Fibonacci::new(#b, #m)),
-                constant(&[&base, &max], code!(#private::Fibonacci)),
+                literal(&[&base, &max]),
             )
         }
-        Some(Backoff::None) => (code!(#private::NoBackoff), Some(code!(#private::NoBackoff))),
-        Some(Backoff::Closure(closure)) => (code!(#private::backoff_fn(#closure)), None),
-        Some(Backoff::Expr(expr)) => (code!(#expr), None),
+        Some(Backoff::None) => builtin("None", "NoBackoff", code!(#private::NoBackoff), true),
+        Some(Backoff::Closure(closure)) => BackoffCode {
+            tokens: code!(#private::backoff_fn(#closure)),
+            builtin: None,
+            literal: false,
+        },
+        Some(Backoff::Expr(expr)) => BackoffCode {
+            tokens: code!(#expr),
+            builtin: None,
+            literal: false,
+        },
     }
 }
 

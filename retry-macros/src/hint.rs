@@ -17,21 +17,17 @@ pub const KEYS: &[&str] = &[
     "on_give_up",
     "fields",
     "preset",
+    "budget",
+    "limit",
+    "dead_letter",
+    "alert_after",
+    "on_alert",
+    "policy",
+    "nested",
     "clone",
     "name",
     "sleep",
     "crate",
-];
-
-/// Arguments of the design that this version does not take yet.
-pub const PLANNED: &[&str] = &[
-    "limit",
-    "budget",
-    "policy",
-    "dead_letter",
-    "alert_after",
-    "on_alert",
-    "nested",
 ];
 
 /// A targeted hint for names that other retry libraries use.
@@ -69,14 +65,11 @@ pub fn unknown_key(key: &str) -> String {
         .map(|k| format!("`{k}`"))
         .collect::<Vec<_>>()
         .join(", ");
-    if PLANNED.contains(&key) {
-        return format!("`{key}` is not supported yet; the arguments are {allowed}");
-    }
     let hint = match known_alias(key) {
         Some(alias) => format!("; {alias}"),
-        None => match closest(key, KEYS.iter().chain(PLANNED)) {
-            Some(near) if KEYS.contains(&near) => format!("; did you mean `{near}`?"),
-            _ => String::new(),
+        None => match closest(key, KEYS) {
+            Some(near) => format!("; did you mean `{near}`?"),
+            None => String::new(),
         },
     };
     format!("unknown argument `{key}`{hint}\nthe arguments are {allowed}")
@@ -124,7 +117,6 @@ mod tests {
         assert!(unknown_key("max_attempts").contains("use `max = N`"));
         assert!(unknown_key("timeout").contains("deadline = DUR"));
         assert!(unknown_key("delay").contains("fixed(DUR)"));
-        assert!(unknown_key("budget").contains("not supported yet"));
         assert!(unknown_key("on_retyr").contains("did you mean `on_retry`?"));
         assert!(!unknown_key("zzzzzz").contains("did you mean"));
     }

@@ -3,7 +3,7 @@
 
 use syn::{FnArg, Ident, Pat, Type};
 
-use crate::args::{Args, Max};
+use crate::args::{Args, Backoff, Max};
 use crate::item::{Function, Kind};
 
 /// Every broken rule, combined into one error.
@@ -27,6 +27,14 @@ pub fn validate(args: &Args, function: &Function) -> syn::Result<()> {
         fail(syn::Error::new(
             key.span(),
             "`attempt_timeout` works on async functions only: a sync body cannot be interrupted while it runs\nbound the whole call with `deadline = DUR` instead",
+        ));
+    }
+    if let Some((key, _)) = &args.policy
+        && matches!(args.backoff, Some(Backoff::Closure(_) | Backoff::Expr(_)))
+    {
+        fail(syn::Error::new(
+            key.span(),
+            "`policy` cannot be combined with a custom `backoff` expression: a dynamic policy chooses among the built-in curves\nuse `backoff = exp(..)`, `fixed(..)`, `linear(..)`, `fibonacci(..)` or `none`",
         ));
     }
     for name in args.clone.iter().flatten() {

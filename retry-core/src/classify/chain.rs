@@ -81,9 +81,7 @@ fn known(error: &(dyn Error + 'static)) -> Option<Classification> {
 }
 
 // Kept out of "other types implement" lists, which would change with features.
-
 #[diagnostic::do_not_recommend]
-
 impl Classified for dyn Error + 'static {
     fn classification(&self) -> Classification {
         classify_chain(self)
@@ -91,9 +89,7 @@ impl Classified for dyn Error + 'static {
 }
 
 // Kept out of "other types implement" lists, which would change with features.
-
 #[diagnostic::do_not_recommend]
-
 impl Classified for dyn Error + Send + 'static {
     fn classification(&self) -> Classification {
         classify_chain(self)
@@ -101,9 +97,7 @@ impl Classified for dyn Error + Send + 'static {
 }
 
 // Kept out of "other types implement" lists, which would change with features.
-
 #[diagnostic::do_not_recommend]
-
 impl Classified for dyn Error + Send + Sync + 'static {
     fn classification(&self) -> Classification {
         classify_chain(self)

@@ -21,6 +21,7 @@ use core::fmt;
 use core::time::Duration;
 use std::time::SystemTime;
 
+use crate::calendar::days_from_civil;
 use crate::class::{Class, Classification, Code};
 
 /// The class of an HTTP status code, carrying the code.
@@ -304,18 +305,6 @@ fn days_in_month(year: u64, month: u64) -> u64 {
         }
         _ => 28,
     }
-}
-
-/// Days from 1970-01-01 to a date on or after it (Howard Hinnant's
-/// `days_from_civil`, restricted to years ≥ 1970 so it stays unsigned).
-fn days_from_civil(year: u64, month: u64, day: u64) -> u64 {
-    let year = if month <= 2 { year - 1 } else { year };
-    let era = year / 400;
-    let year_of_era = year - era * 400;
-    let month_index = (month + 9) % 12;
-    let day_of_year = (153 * month_index + 2) / 5 + day - 1;
-    let day_of_era = year_of_era * 365 + year_of_era / 4 - year_of_era / 100 + day_of_year;
-    era * 146_097 + day_of_era - 719_468
 }
 
 #[cfg(feature = "http")]

@@ -24,9 +24,7 @@ use crate::class::Classification;
 use crate::classify::{Classified, ClassifiedValue, http};
 
 // Kept out of "other types implement" lists, which would change with features.
-
 #[diagnostic::do_not_recommend]
-
 impl Classified for ReqwestError {
     fn classification(&self) -> Classification {
         if let Some(status) = self.status() {

@@ -15,9 +15,7 @@ use crate::class::Classification;
 use crate::classify::Classified;
 
 // Kept out of "other types implement" lists, which would change with features.
-
 #[diagnostic::do_not_recommend]
-
 impl Classified for Error {
     fn classification(&self) -> Classification {
         match self {

@@ -15,9 +15,7 @@ use crate::class::Classification;
 use crate::classify::{Classified, postgres};
 
 // Kept out of "other types implement" lists, which would change with features.
-
 #[diagnostic::do_not_recommend]
-
 impl Classified for Error {
     fn classification(&self) -> Classification {
         if let Some(state) = self.code() {

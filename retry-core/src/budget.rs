@@ -1,0 +1,228 @@
+//! A retry budget: retries across all callers stay under a ratio of recent
+//! first attempts, so that an outage is not multiplied by the retries.
+//!
+//! Without a budget, every caller of a failing dependency retries `max`
+//! times: during an outage the dependency sees `max` times its usual load,
+//! just when it can least take it, and the retries of each layer of a call
+//! stack multiply. A budget lets retries absorb scattered failures, and stops
+//! them when everything fails.
+//!
+//! # The algorithm
+//!
+//! The one of Finagle's `RetryBudget`: every first attempt deposits `ratio`
+//! of a token, every retry withdraws a whole one, and a retry is allowed
+//! while the balance of the last `window` (deposits minus withdrawals, plus
+//! a reserve of `floor_per_sec × window` tokens) holds a token. So over any
+//! window, retries ≤ `ratio × first attempts + floor_per_sec × window`; the
+//! floor lets a service with little traffic still retry its rare failures.
+//!
+//! The window is kept as ten slots of `window / 10` each, with atomic
+//! counters: no lock, and a first attempt costs a clock read and one atomic
+//! add. Concurrent callers may overdraw by a token or two.
+
+use core::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+use core::time::Duration;
+use std::sync::OnceLock;
+use std::time::Instant;
+
+const SLOTS: usize = 10;
+
+/// Milli-tokens per token: deposits are fractions of a retry.
+const MILLI: i64 = 1000;
+
+/// A retry budget shared by the functions that name it; see the [module
+/// documentation](self) for the algorithm. Build it as a `static`:
+///
+/// ```
+/// use retry::{RetryBudget, retry};
+/// use std::time::Duration;
+///
+/// // Retries may add 20% to the first attempts of the last 10 s, plus 1 a second.
+/// static BACKEND: RetryBudget = RetryBudget::new(0.2, 1, Duration::from_secs(10));
+///
+/// #[retry(max = 5, budget = BACKEND)]
+/// fn query() -> std::io::Result<u32> {
+///     Ok(1)
+/// }
+/// # query().unwrap();
+/// ```
+#[derive(Debug)]
+pub struct RetryBudget {
+    deposit: i64,
+    reserve: i64,
+    slot_nanos: u64,
+    epoch: OnceLock<Instant>,
+    slots: [Slot; SLOTS],
+}
+
+#[derive(Debug)]
+struct Slot {
+    /// Which slot of time (counted from the epoch) the counters are for.
+    index: AtomicU64,
+    /// Deposits minus withdrawals, in milli-tokens.
+    balance: AtomicI64,
+}
+
+impl Slot {
+    const fn new() -> Slot {
+        Slot {
+            index: AtomicU64::new(u64::MAX),
+            balance: AtomicI64::new(0),
+        }
+    }
+}
+
+impl RetryBudget {
+    /// A budget where retries may add `ratio` (0.2 = 20%) to the first
+    /// attempts of the last `window`, plus `floor_per_sec` a second. A
+    /// ratio outside `[0, 1000]` is clamped to it; a window under 10 ms is
+    /// read as 10 ms.
+    pub const fn new(ratio: f64, floor_per_sec: u32, window: Duration) -> RetryBudget {
+        let ratio = if ratio >= 0.0 {
+            if ratio <= 1000.0 { ratio } else { 1000.0 }
+        } else {
+            0.0
+        };
+        let window_nanos = {
+            let nanos = window.as_nanos();
+            if nanos < 10_000_000 {
+                10_000_000
+            } else if nanos > u64::MAX as u128 {
+                u64::MAX
+            } else {
+                nanos as u64
+            }
+        };
+        let reserve = floor_per_sec as u128 * window_nanos as u128 / 1_000_000_000;
+        let reserve = if reserve > (i64::MAX / MILLI) as u128 {
+            i64::MAX / MILLI
+        } else {
+            reserve as i64
+        };
+        RetryBudget {
+            deposit: (ratio * MILLI as f64) as i64,
+            reserve: reserve * MILLI,
+            slot_nanos: window_nanos / SLOTS as u64,
+            epoch: OnceLock::new(),
+            slots: [const { Slot::new() }; SLOTS],
+        }
+    }
+
+    /// 20% of the first attempts of the last 10 s, plus 10 a second: the
+    /// defaults of Finagle's budget.
+    pub const fn standard() -> RetryBudget {
+        RetryBudget::new(0.2, 10, Duration::from_secs(10))
+    }
+
+    /// Counts a first attempt.
+    pub fn deposit(&self) {
+        self.slot(self.now())
+            .balance
+            .fetch_add(self.deposit, Ordering::Relaxed);
+    }
+
+    /// Takes a token for a retry, or says there is none left.
+    pub fn try_withdraw(&self) -> bool {
+        let now = self.now();
+        if self.balance_at(now) < MILLI {
+            return false;
+        }
+        self.slot(now).balance.fetch_sub(MILLI, Ordering::Relaxed);
+        true
+    }
+
+    /// The retries the budget would allow now.
+    pub fn available(&self) -> f64 {
+        self.balance_at(self.now()) as f64 / MILLI as f64
+    }
+
+    /// The index of the current slot of time.
+    fn now(&self) -> u64 {
+        let epoch = *self.epoch.get_or_init(Instant::now);
+        let nanos = epoch.elapsed().as_nanos();
+        u64::try_from(nanos / u128::from(self.slot_nanos)).unwrap_or(u64::MAX - 1)
+    }
+
+    /// The slot for `index`, emptied first if it held an older slot's counts.
+    fn slot(&self, index: u64) -> &Slot {
+        let slot = &self.slots[(index % SLOTS as u64) as usize];
+        let seen = slot.index.load(Ordering::Acquire);
+        if seen != index
+            && slot
+                .index
+                .compare_exchange(seen, index, Ordering::AcqRel, Ordering::Acquire)
+                .is_ok()
+        {
+            slot.balance.store(0, Ordering::Release);
+        }
+        slot
+    }
+
+    fn balance_at(&self, index: u64) -> i64 {
+        let oldest = index.saturating_sub(SLOTS as u64 - 1);
+        let recent: i64 = self
+            .slots
+            .iter()
+            .filter(|slot| {
+                let at = slot.index.load(Ordering::Acquire);
+                at != u64::MAX && at >= oldest && at <= index
+            })
+            .map(|slot| slot.balance.load(Ordering::Relaxed))
+            .sum();
+        self.reserve.saturating_add(recent)
+    }
+}
+
+impl Default for RetryBudget {
+    fn default() -> RetryBudget {
+        RetryBudget::standard()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn retries_stay_within_the_ratio_of_first_attempts_plus_the_reserve() {
+        let budget = RetryBudget::new(0.2, 1, Duration::from_secs(60));
+        let mut retries = 0;
+        for _ in 0..1_000 {
+            budget.deposit();
+            while budget.try_withdraw() {
+                retries += 1;
+            }
+        }
+        // 20% of 1,000 plus 60 s × 1 a second.
+        assert_eq!(retries, 200 + 60);
+    }
+
+    #[test]
+    fn a_budget_without_traffic_allows_its_reserve() {
+        let budget = RetryBudget::new(0.2, 2, Duration::from_secs(5));
+        let allowed = (0..100).filter(|_| budget.try_withdraw()).count();
+        assert_eq!(allowed, 10);
+        assert!(budget.available() < 1.0);
+    }
+
+    #[test]
+    fn deposits_expire_with_the_window() {
+        let budget = RetryBudget::new(1.0, 0, Duration::from_millis(10));
+        for _ in 0..50 {
+            budget.deposit();
+        }
+        assert!(budget.available() >= 49.0);
+        std::thread::sleep(Duration::from_millis(25));
+        assert_eq!(budget.available(), 0.0);
+        assert!(!budget.try_withdraw());
+    }
+
+    #[test]
+    fn odd_settings_are_clamped() {
+        let budget = RetryBudget::new(f64::NAN, 0, Duration::ZERO);
+        budget.deposit();
+        assert!(!budget.try_withdraw());
+        let budget = RetryBudget::new(-1.0, u32::MAX, Duration::MAX);
+        assert!(budget.try_withdraw());
+    }
+}

@@ -1,0 +1,533 @@
+//! Where failures go for review: every call that ends in failure for good
+//! (attempts exhausted, deadline reached, a logical or validation error,
+//! the budget spent) is recorded in the `dead_letter = ...` sink.
+//!
+//! A [`Record`] holds the function's name, why it gave up, the last error
+//! with its class and code, the number of attempts and their history, when
+//! the first and last ran, and the arguments named in `fields(..)`; never
+//! the other arguments.
+//!
+//! Sinks: [`JsonLines`], a file with one JSON record per line (the embedded
+//! default); [`Memory`], for tests; and with the `postgres` feature
+//! [`PostgresTable`](crate::dead_letter::PostgresTable). A sink that fails
+//! never loses the record silently and never replaces the caller's error:
+//! the record is written to an ERROR log event instead, with the sink's
+//! error.
+
+#[cfg(feature = "postgres")]
+mod postgres;
+
+#[cfg(feature = "postgres")]
+pub use postgres::PostgresTable;
+
+use core::fmt::{self, Write as _};
+use core::time::Duration;
+use std::error::Error;
+use std::fs::{File, OpenOptions};
+use std::io::{Read, Seek, SeekFrom, Write};
+use std::path::Path;
+use std::sync::{Arc, LazyLock, Mutex, OnceLock, PoisonError};
+use std::time::SystemTime;
+
+use crate::attempt::GiveUp;
+use crate::calendar::rfc3339;
+use crate::class::Class;
+
+/// One call that failed for good.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Record {
+    /// The function's name, as in the logs.
+    pub function: &'static str,
+    /// Why the call gave up.
+    pub reason: GiveUp,
+    /// The class of the last failure.
+    pub class: Class,
+    /// The code of the last failure, when the classifier knew it.
+    pub code: Option<String>,
+    /// The last error (or failed value), as the logs write it.
+    pub error: String,
+    /// Attempts made.
+    pub attempts: u32,
+    /// When the first attempt started (when the call has no deadline, when
+    /// it failed: the clock is not read before).
+    pub first_attempt_at: SystemTime,
+    /// When the last attempt ended.
+    pub last_attempt_at: SystemTime,
+    /// Time from the first attempt to the end of the last, waits included.
+    pub elapsed: Duration,
+    /// The arguments named in `fields(..)`, by `Debug`.
+    pub fields: Vec<(&'static str, String)>,
+    /// Every failed attempt, in order.
+    pub history: Vec<AttemptRecord>,
+}
+
+/// One failed attempt of a recorded call.
+#[derive(Clone, Debug, PartialEq)]
+pub struct AttemptRecord {
+    /// The attempt's number, 1 for the first.
+    pub attempt: u32,
+    /// Its class.
+    pub class: Class,
+    /// Its code, when known.
+    pub code: Option<String>,
+    /// The wait chosen before the next attempt; `None` for the last.
+    pub delay: Option<Duration>,
+    /// Where that wait came from.
+    pub delay_from: Option<DelayFrom>,
+}
+
+/// Where the wait after an attempt came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DelayFrom {
+    /// The backoff curve (with jitter, if any).
+    Backoff,
+    /// The backoff curve, held at its cap.
+    Cap,
+    /// The server's `Retry-After` (or pushback).
+    ServerDelay,
+}
+
+impl DelayFrom {
+    /// The name in records: `backoff`, `cap` or `server_delay`.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            DelayFrom::Backoff => "backoff",
+            DelayFrom::Cap => "cap",
+            DelayFrom::ServerDelay => "server_delay",
+        }
+    }
+}
+
+impl Record {
+    /// The record as one line of JSON (no trailing newline).
+    ///
+    /// ```
+    /// use retry::dead_letter::Record;
+    /// use retry::{Class, GiveUp};
+    /// use std::time::{Duration, SystemTime};
+    ///
+    /// let record = Record {
+    ///     function: "app::charge",
+    ///     reason: GiveUp::Exhausted,
+    ///     class: Class::Transient,
+    ///     code: Some("503".into()),
+    ///     error: "HTTP 503".into(),
+    ///     attempts: 3,
+    ///     first_attempt_at: SystemTime::UNIX_EPOCH,
+    ///     last_attempt_at: SystemTime::UNIX_EPOCH + Duration::from_secs(3),
+    ///     elapsed: Duration::from_secs(3),
+    ///     fields: vec![("order", "17".into())],
+    ///     history: Vec::new(),
+    /// };
+    /// assert!(record.to_json().starts_with(r#"{"function":"app::charge","reason":"exhausted""#));
+    /// ```
+    pub fn to_json(&self) -> String {
+        let mut out = String::with_capacity(256);
+        out.push('{');
+        field(&mut out, "function", &Json::Str(self.function));
+        field(&mut out, "reason", &Json::Str(self.reason.as_str()));
+        field(&mut out, "class", &Json::Str(self.class.as_str()));
+        field(&mut out, "code", &optional(self.code.as_deref()));
+        field(&mut out, "error", &Json::Str(&self.error));
+        field(&mut out, "attempts", &Json::Num(u64::from(self.attempts)));
+        field(
+            &mut out,
+            "first_attempt_at",
+            &Json::Str(&rfc3339(self.first_attempt_at)),
+        );
+        field(
+            &mut out,
+            "last_attempt_at",
+            &Json::Str(&rfc3339(self.last_attempt_at)),
+        );
+        field(&mut out, "elapsed_ms", &Json::Num(millis(self.elapsed)));
+        out.push_str(r#""fields":"#);
+        out.push_str(&self.fields_json());
+        out.push_str(r#","history":"#);
+        out.push_str(&self.history_json());
+        out.push('}');
+        out
+    }
+
+    /// The `fields` as a JSON object.
+    pub fn fields_json(&self) -> String {
+        let mut out = String::from("{");
+        for (i, (name, value)) in self.fields.iter().enumerate() {
+            if i > 0 {
+                out.push(',');
+            }
+            string(&mut out, name);
+            out.push(':');
+            string(&mut out, value);
+        }
+        out.push('}');
+        out
+    }
+
+    /// The `history` as a JSON array.
+    pub fn history_json(&self) -> String {
+        let mut out = String::from("[");
+        for (i, attempt) in self.history.iter().enumerate() {
+            if i > 0 {
+                out.push(',');
+            }
+            out.push('{');
+            field(&mut out, "attempt", &Json::Num(u64::from(attempt.attempt)));
+            field(&mut out, "class", &Json::Str(attempt.class.as_str()));
+            field(&mut out, "code", &optional(attempt.code.as_deref()));
+            field(
+                &mut out,
+                "delay_ms",
+                &attempt.delay.map_or(Json::Null, |d| Json::Num(millis(d))),
+            );
+            out.push_str(r#""delay_from":"#);
+            match attempt.delay_from {
+                Some(from) => string(&mut out, from.as_str()),
+                None => out.push_str("null"),
+            }
+            out.push('}');
+        }
+        out.push(']');
+        out
+    }
+}
+
+enum Json<'a> {
+    Str(&'a str),
+    Num(u64),
+    Null,
+}
+
+fn optional(value: Option<&str>) -> Json<'_> {
+    value.map_or(Json::Null, Json::Str)
+}
+
+/// `"name":value,`
+fn field(out: &mut String, name: &str, value: &Json<'_>) {
+    string(out, name);
+    out.push(':');
+    match value {
+        Json::Str(text) => string(out, text),
+        Json::Num(n) => {
+            let _ = write!(out, "{n}");
+        }
+        Json::Null => out.push_str("null"),
+    }
+    out.push(',');
+}
+
+/// A JSON string, escaped.
+fn string(out: &mut String, text: &str) {
+    out.push('"');
+    for c in text.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if u32::from(c) < 0x20 => {
+                let _ = write!(out, "\\u{:04x}", u32::from(c));
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+}
+
+fn millis(d: Duration) -> u64 {
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
+}
+
+/// Why a sink could not store a record.
+pub type SinkError = Box<dyn Error + Send + Sync>;
+
+/// A place for records of calls that failed for good.
+///
+/// `record` is called on the caller's thread when the call gives up,
+/// before the caller gets its error; a sink that blocks delays the caller.
+/// An error it returns is logged with the record, at ERROR, and the caller
+/// still gets its own error.
+pub trait DeadLetter: Send + Sync {
+    /// Stores one record.
+    fn record(&self, record: &Record) -> Result<(), SinkError>;
+}
+
+impl<T: DeadLetter + ?Sized> DeadLetter for &T {
+    fn record(&self, record: &Record) -> Result<(), SinkError> {
+        (**self).record(record)
+    }
+}
+
+impl<T: DeadLetter + ?Sized> DeadLetter for Arc<T> {
+    fn record(&self, record: &Record) -> Result<(), SinkError> {
+        (**self).record(record)
+    }
+}
+
+impl<T: DeadLetter, F: FnOnce() -> T + Send> DeadLetter for LazyLock<T, F> {
+    fn record(&self, record: &Record) -> Result<(), SinkError> {
+        (**self).record(record)
+    }
+}
+
+/// A sink set up at run time, in a `static`: records before it is set are
+/// errors, and so logged.
+impl<T: DeadLetter> DeadLetter for OnceLock<T> {
+    fn record(&self, record: &Record) -> Result<(), SinkError> {
+        match self.get() {
+            Some(sink) => sink.record(record),
+            None => Err("the dead-letter sink is not set up yet".into()),
+        }
+    }
+}
+
+/// A JSON Lines file: one record per line, appended, each line on disk
+/// (`fsync`) before the failed call returns.
+///
+/// Lines are whole: one writer at a time within the process, and one
+/// `write` per line in append mode, so concurrent writers (threads, or
+/// processes sharing the file) never interleave. A partial last line left
+/// by a crash does not affect new records, which start on a line of their
+/// own.
+///
+/// ```
+/// use retry::dead_letter::JsonLines;
+/// use retry::retry;
+///
+/// static FAILURES: JsonLines = JsonLines::new("doc-dead-letters.jsonl");
+///
+/// #[retry(max = 2, backoff = none, dead_letter = FAILURES)]
+/// fn sync_inventory() -> std::io::Result<()> {
+///     Err(std::io::ErrorKind::PermissionDenied.into())
+/// }
+///
+/// sync_inventory().unwrap_err();
+/// let last = std::fs::read_to_string("doc-dead-letters.jsonl").unwrap();
+/// assert!(last.lines().last().unwrap().contains(r#""reason":"permanent""#));
+/// # std::fs::remove_file("doc-dead-letters.jsonl").unwrap();
+/// ```
+#[derive(Debug)]
+pub struct JsonLines {
+    path: &'static str,
+    file: Mutex<Option<File>>,
+}
+
+impl JsonLines {
+    /// A sink appending to the file at `path`, created on the first record
+    /// if missing.
+    pub const fn new(path: &'static str) -> JsonLines {
+        JsonLines {
+            path,
+            file: Mutex::new(None),
+        }
+    }
+
+    /// The file's path.
+    pub fn path(&self) -> &Path {
+        Path::new(self.path)
+    }
+
+    fn open(&self) -> std::io::Result<File> {
+        let mut file = OpenOptions::new()
+            .read(true)
+            .append(true)
+            .create(true)
+            .open(self.path)?;
+        // A line cut short by a crash must not swallow the next record.
+        let end = file.seek(SeekFrom::End(0))?;
+        if end > 0 {
+            file.seek(SeekFrom::Start(end - 1))?;
+            let mut last = [0u8];
+            file.read_exact(&mut last)?;
+            if last[0] != b'\n' {
+                file.write_all(b"\n")?;
+            }
+        }
+        Ok(file)
+    }
+}
+
+impl DeadLetter for JsonLines {
+    fn record(&self, record: &Record) -> Result<(), SinkError> {
+        let mut line = record.to_json();
+        line.push('\n');
+        let file = {
+            let mut file = self.file.lock().unwrap_or_else(PoisonError::into_inner);
+            if file.is_none() {
+                *file = Some(self.open()?);
+            }
+            let handle = file.as_mut().ok_or("the dead-letter file is not open")?;
+            if let Err(error) = handle.write_all(line.as_bytes()) {
+                // Reopen next time: the handle may be the cause.
+                *file = None;
+                return Err(error.into());
+            }
+            handle.try_clone()?
+        };
+        // Outside the lock, so that concurrent records share the disk's
+        // flushes instead of queueing for one each.
+        file.sync_data()?;
+        Ok(())
+    }
+}
+
+/// Records kept in memory, for tests.
+///
+/// ```
+/// use retry::dead_letter::Memory;
+/// use retry::{GiveUp, retry};
+///
+/// static FAILURES: Memory = Memory::new();
+///
+/// #[retry(max = 3, backoff = none, dead_letter = FAILURES, fields(id))]
+/// fn load(id: u32) -> std::io::Result<()> {
+///     Err(std::io::ErrorKind::TimedOut.into())
+/// }
+///
+/// load(7).unwrap_err();
+/// let records = FAILURES.take();
+/// assert_eq!(records[0].reason, GiveUp::Exhausted);
+/// assert_eq!(records[0].attempts, 3);
+/// assert_eq!(records[0].fields, [("id", "7".to_owned())]);
+/// ```
+#[derive(Debug, Default)]
+pub struct Memory {
+    records: Mutex<Vec<Record>>,
+}
+
+impl Memory {
+    /// An empty sink.
+    pub const fn new() -> Memory {
+        Memory {
+            records: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// The records so far.
+    pub fn records(&self) -> Vec<Record> {
+        self.records
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    /// The records so far, leaving none.
+    pub fn take(&self) -> Vec<Record> {
+        std::mem::take(&mut *self.records.lock().unwrap_or_else(PoisonError::into_inner))
+    }
+}
+
+impl DeadLetter for Memory {
+    fn record(&self, record: &Record) -> Result<(), SinkError> {
+        self.records
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(record.clone());
+        Ok(())
+    }
+}
+
+/// Hands a record to its sink; a failing sink's record goes to the logs.
+pub(crate) fn deliver(sink: &dyn DeadLetter, record: &Record) {
+    if let Err(error) = sink.record(record) {
+        log_undelivered(record, &*error);
+    }
+}
+
+/// The ERROR event of a record no sink took: every field of it.
+pub(crate) fn log_undelivered(record: &Record, error: &(dyn Error + 'static)) {
+    tracing::error!(
+        target: "retry",
+        function = record.function,
+        reason = record.reason.as_str(),
+        class = record.class.as_str(),
+        code = record.code.as_deref(),
+        error = %record.error,
+        attempts = record.attempts,
+        first_attempt_at = %rfc3339(record.first_attempt_at),
+        last_attempt_at = %rfc3339(record.last_attempt_at),
+        elapsed_ms = millis(record.elapsed),
+        fields = %record.fields_json(),
+        history = %record.history_json(),
+        sink_error = %error,
+        "dead-letter sink failed; the record is here instead",
+    );
+}
+
+impl fmt::Display for Record {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.to_json())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record(error: &str) -> Record {
+        Record {
+            function: "m::f",
+            reason: GiveUp::Exhausted,
+            class: Class::Transient,
+            code: Some("503".into()),
+            error: error.into(),
+            attempts: 2,
+            first_attempt_at: SystemTime::UNIX_EPOCH,
+            last_attempt_at: SystemTime::UNIX_EPOCH + Duration::from_millis(1500),
+            elapsed: Duration::from_millis(1500),
+            fields: vec![("user", "\"ann\"".into())],
+            history: vec![
+                AttemptRecord {
+                    attempt: 1,
+                    class: Class::Transient,
+                    code: Some("503".into()),
+                    delay: Some(Duration::from_secs(1)),
+                    delay_from: Some(DelayFrom::Backoff),
+                },
+                AttemptRecord {
+                    attempt: 2,
+                    class: Class::Transient,
+                    code: None,
+                    delay: None,
+                    delay_from: None,
+                },
+            ],
+        }
+    }
+
+    #[test]
+    fn json_escapes_text_and_writes_every_field() {
+        let json = record("bad \"quote\"\n\u{1}").to_json();
+        assert_eq!(
+            json,
+            concat!(
+                r#"{"function":"m::f","reason":"exhausted","class":"transient","code":"503","#,
+                r#""error":"bad \"quote\"\n\u0001","attempts":2,"#,
+                r#""first_attempt_at":"1970-01-01T00:00:00.000Z","last_attempt_at":"1970-01-01T00:00:01.500Z","#,
+                r#""elapsed_ms":1500,"fields":{"user":"\"ann\""},"#,
+                r#""history":[{"attempt":1,"class":"transient","code":"503","delay_ms":1000,"delay_from":"backoff"},"#,
+                r#"{"attempt":2,"class":"transient","code":null,"delay_ms":null,"delay_from":null}]}"#
+            )
+        );
+    }
+
+    #[test]
+    fn a_partial_last_line_does_not_swallow_new_records() {
+        let dir = std::env::temp_dir().join(format!("retry-dl-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("partial.jsonl");
+        std::fs::write(&path, "{\"function\":\"cut sh").unwrap();
+        let path: &'static str = Box::leak(path.to_string_lossy().into_owned().into_boxed_str());
+        let sink = JsonLines::new(path);
+        sink.record(&record("one")).unwrap();
+        sink.record(&record("two")).unwrap();
+        let text = std::fs::read_to_string(path).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 3);
+        assert_eq!(lines[0], "{\"function\":\"cut sh");
+        assert!(lines[1].contains(r#""error":"one""#));
+        assert!(lines[2].contains(r#""error":"two""#));
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+}

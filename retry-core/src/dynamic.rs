@@ -1,0 +1,388 @@
+//! Policies read at run time: `policy = EXPR` is evaluated on every call,
+//! and what its [`DynamicPolicy`] sets overrides the static arguments, so
+//! that limits can follow feature flags or a configuration file.
+//!
+//! A dynamic policy that fails validation is not used: the call falls back
+//! to the static arguments and logs why, at WARN, once per distinct
+//! problem per function.
+
+use core::fmt;
+use core::time::Duration;
+
+use crate::backoff::{Backoff, Exponential, Fibonacci, Fixed, Linear, NoBackoff};
+use crate::jitter::Jitter;
+use crate::policy::Policy;
+use crate::stats::Site;
+
+/// One of the built-in curves, chosen at run time.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum AnyBackoff {
+    /// [`Exponential`].
+    Exponential(Exponential),
+    /// [`Fixed`].
+    Fixed(Fixed),
+    /// [`Linear`].
+    Linear(Linear),
+    /// [`Fibonacci`].
+    Fibonacci(Fibonacci),
+    /// [`NoBackoff`].
+    None(NoBackoff),
+}
+
+impl Backoff for AnyBackoff {
+    fn delay(&self, retry: u32) -> Duration {
+        match self {
+            AnyBackoff::Exponential(b) => b.delay(retry),
+            AnyBackoff::Fixed(b) => b.delay(retry),
+            AnyBackoff::Linear(b) => b.delay(retry),
+            AnyBackoff::Fibonacci(b) => b.delay(retry),
+            AnyBackoff::None(b) => b.delay(retry),
+        }
+    }
+
+    fn max_delay(&self) -> Duration {
+        match self {
+            AnyBackoff::Exponential(b) => b.max_delay(),
+            AnyBackoff::Fixed(b) => b.max_delay(),
+            AnyBackoff::Linear(b) => b.max_delay(),
+            AnyBackoff::Fibonacci(b) => b.max_delay(),
+            AnyBackoff::None(b) => b.max_delay(),
+        }
+    }
+}
+
+/// A backoff as configuration gives it, checked before use.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum BackoffSpec {
+    /// `base·factor^n`, capped at `max`.
+    Exponential {
+        /// The first delay.
+        base: Duration,
+        /// At least 1.
+        factor: f64,
+        /// The cap, at least `base`.
+        max: Duration,
+    },
+    /// The same delay every time.
+    Fixed(Duration),
+    /// `base + step·n`, capped at `max`.
+    Linear {
+        /// The first delay.
+        base: Duration,
+        /// Added per retry.
+        step: Duration,
+        /// The cap, at least `base`.
+        max: Duration,
+    },
+    /// `base` times the Fibonacci numbers, capped at `max`.
+    Fibonacci {
+        /// The first delay.
+        base: Duration,
+        /// The cap, at least `base`.
+        max: Duration,
+    },
+    /// No wait.
+    None,
+}
+
+/// What a dynamic policy overrides; `None` keeps the static argument.
+///
+/// ```
+/// use retry::dynamic::{BackoffSpec, DynamicPolicy};
+/// use retry::retry;
+/// use std::sync::RwLock;
+/// use std::time::Duration;
+///
+/// static CONFIG: RwLock<DynamicPolicy> = RwLock::new(DynamicPolicy::new());
+///
+/// #[retry(max = 5, backoff = none, policy = CONFIG.read().unwrap().clone())]
+/// fn call(calls: &mut u32) -> std::io::Result<()> {
+///     *calls += 1;
+///     Err(std::io::ErrorKind::TimedOut.into())
+/// }
+///
+/// let mut calls = 0;
+/// call(&mut calls).unwrap_err();
+/// assert_eq!(calls, 5);
+///
+/// *CONFIG.write().unwrap() = DynamicPolicy::new().max_attempts(2);
+/// let mut calls = 0;
+/// call(&mut calls).unwrap_err();
+/// assert_eq!(calls, 2, "the next call sees the new limit");
+/// ```
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct DynamicPolicy {
+    /// Most attempts, the first included.
+    pub max_attempts: Option<u32>,
+    /// The delay curve.
+    pub backoff: Option<BackoffSpec>,
+    /// The jitter.
+    pub jitter: Option<Jitter>,
+    /// The total time budget.
+    pub deadline: Option<Duration>,
+    /// The time one attempt of an async function may take.
+    pub attempt_timeout: Option<Duration>,
+    /// Whether server delays are honoured.
+    pub honor_retry_after: Option<bool>,
+    /// The longest server delay honoured.
+    pub max_retry_after: Option<Duration>,
+}
+
+impl DynamicPolicy {
+    /// A policy that overrides nothing.
+    pub const fn new() -> DynamicPolicy {
+        DynamicPolicy {
+            max_attempts: None,
+            backoff: None,
+            jitter: None,
+            deadline: None,
+            attempt_timeout: None,
+            honor_retry_after: None,
+            max_retry_after: None,
+        }
+    }
+
+    /// Overrides `max`.
+    pub const fn max_attempts(mut self, attempts: u32) -> DynamicPolicy {
+        self.max_attempts = Some(attempts);
+        self
+    }
+
+    /// Overrides `backoff`.
+    pub const fn backoff(mut self, backoff: BackoffSpec) -> DynamicPolicy {
+        self.backoff = Some(backoff);
+        self
+    }
+
+    /// Overrides `jitter`.
+    pub const fn jitter(mut self, jitter: Jitter) -> DynamicPolicy {
+        self.jitter = Some(jitter);
+        self
+    }
+
+    /// Overrides `deadline`.
+    pub const fn deadline(mut self, deadline: Duration) -> DynamicPolicy {
+        self.deadline = Some(deadline);
+        self
+    }
+
+    /// The static policy with these overrides, or why they are invalid.
+    pub fn apply(&self, base: &Policy<AnyBackoff>) -> Result<Policy<AnyBackoff>, InvalidPolicy> {
+        let mut policy = *base;
+        if let Some(attempts) = self.max_attempts {
+            if attempts == 0 {
+                return Err(InvalidPolicy::ZeroAttempts);
+            }
+            policy = policy.max_attempts(attempts);
+        }
+        if let Some(spec) = self.backoff {
+            policy.backoff = checked(spec)?;
+        }
+        if let Some(jitter) = self.jitter {
+            if let Jitter::Proportional(ratio) = jitter
+                && !(0.0..=1.0).contains(&ratio)
+            {
+                return Err(InvalidPolicy::JitterRatio(ratio));
+            }
+            policy = policy.jitter(jitter);
+        }
+        for (value, what) in [
+            (self.deadline, "deadline"),
+            (self.attempt_timeout, "attempt_timeout"),
+        ] {
+            if value == Some(Duration::ZERO) {
+                return Err(InvalidPolicy::Zero(what));
+            }
+        }
+        if let Some(deadline) = self.deadline {
+            policy = policy.deadline(deadline);
+        }
+        if let Some(timeout) = self.attempt_timeout {
+            policy = policy.attempt_timeout(timeout);
+        }
+        if let Some(honor) = self.honor_retry_after {
+            policy = policy.honor_retry_after(honor);
+        }
+        if let Some(max) = self.max_retry_after {
+            policy = policy.max_retry_after(max);
+        }
+        if policy.max().is_none() && policy.deadline.is_none() {
+            return Err(InvalidPolicy::UnboundedWithoutDeadline);
+        }
+        Ok(policy)
+    }
+}
+
+fn checked(spec: BackoffSpec) -> Result<AnyBackoff, InvalidPolicy> {
+    let cap = |base: Duration, max: Duration| {
+        if max < base {
+            Err(InvalidPolicy::CapBelowBase { base, max })
+        } else {
+            Ok(())
+        }
+    };
+    Ok(match spec {
+        BackoffSpec::Exponential { base, factor, max } => {
+            if factor.is_nan() || factor < 1.0 || factor.is_infinite() {
+                return Err(InvalidPolicy::Factor(factor));
+            }
+            cap(base, max)?;
+            AnyBackoff::Exponential(Exponential::new(base, factor, max))
+        }
+        BackoffSpec::Fixed(delay) => AnyBackoff::Fixed(Fixed::new(delay)),
+        BackoffSpec::Linear { base, step, max } => {
+            cap(base, max)?;
+            AnyBackoff::Linear(Linear::new(base, step, max))
+        }
+        BackoffSpec::Fibonacci { base, max } => {
+            cap(base, max)?;
+            AnyBackoff::Fibonacci(Fibonacci::new(base, max))
+        }
+        BackoffSpec::None => AnyBackoff::None(NoBackoff),
+    })
+}
+
+/// Why a dynamic policy was not used.
+#[derive(Clone, Copy, Debug, PartialEq)]
+#[non_exhaustive]
+pub enum InvalidPolicy {
+    /// `max_attempts` is 0.
+    ZeroAttempts,
+    /// An exponential factor below 1, infinite or not a number.
+    Factor(f64),
+    /// A cap below the first delay.
+    CapBelowBase {
+        /// The first delay.
+        base: Duration,
+        /// The cap.
+        max: Duration,
+    },
+    /// A proportional jitter ratio outside `0..=1`.
+    JitterRatio(f64),
+    /// A zero `deadline` or `attempt_timeout`.
+    Zero(&'static str),
+    /// No limit on attempts and no deadline.
+    UnboundedWithoutDeadline,
+}
+
+impl fmt::Display for InvalidPolicy {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            InvalidPolicy::ZeroAttempts => {
+                f.write_str("max_attempts is 0; it counts attempts, the first included")
+            }
+            InvalidPolicy::Factor(factor) => {
+                write!(
+                    f,
+                    "the exponential factor {factor} is not a number of at least 1"
+                )
+            }
+            InvalidPolicy::CapBelowBase { base, max } => {
+                write!(
+                    f,
+                    "the backoff cap {max:?} is below its first delay {base:?}"
+                )
+            }
+            InvalidPolicy::JitterRatio(ratio) => {
+                write!(f, "the proportional jitter ratio {ratio} is outside 0..=1")
+            }
+            InvalidPolicy::Zero(what) => write!(f, "{what} is zero"),
+            InvalidPolicy::UnboundedWithoutDeadline => {
+                f.write_str("the policy has no limit on attempts and no deadline")
+            }
+        }
+    }
+}
+
+impl std::error::Error for InvalidPolicy {}
+
+/// The policy of one call: the dynamic one when valid, else the static one
+/// with a WARN, once per distinct problem.
+pub(crate) fn resolve(
+    base: &Policy<AnyBackoff>,
+    dynamic: &DynamicPolicy,
+    site: &Site,
+) -> Policy<AnyBackoff> {
+    match dynamic.apply(base) {
+        Ok(policy) => policy,
+        Err(problem) => {
+            let text = problem.to_string();
+            if site.first_time(&text) {
+                tracing::warn!(
+                    target: "retry",
+                    function = site.name(),
+                    problem = %text,
+                    "invalid dynamic policy; using the static arguments",
+                );
+            }
+            *base
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const BASE: Policy<AnyBackoff> =
+        Policy::new(AnyBackoff::Fixed(Fixed::new(Duration::from_secs(1)))).max_attempts(4);
+
+    #[test]
+    fn valid_overrides_apply_and_the_rest_stays() {
+        let policy = DynamicPolicy::new()
+            .max_attempts(7)
+            .backoff(BackoffSpec::Linear {
+                base: Duration::from_millis(10),
+                step: Duration::from_millis(10),
+                max: Duration::from_secs(1),
+            })
+            .apply(&BASE)
+            .unwrap();
+        assert_eq!(policy.max(), Some(7));
+        assert_eq!(policy.backoff().delay(3), Duration::from_millis(30));
+        let unchanged = DynamicPolicy::new().apply(&BASE).unwrap();
+        assert_eq!(unchanged.max(), Some(4));
+    }
+
+    #[test]
+    fn every_invalid_policy_is_refused_with_its_reason() {
+        let exp = |factor, base, max| BackoffSpec::Exponential {
+            base: Duration::from_millis(base),
+            factor,
+            max: Duration::from_millis(max),
+        };
+        let cases = [
+            (
+                DynamicPolicy::new().max_attempts(0),
+                InvalidPolicy::ZeroAttempts,
+            ),
+            (
+                DynamicPolicy::new().backoff(exp(0.5, 1, 2)),
+                InvalidPolicy::Factor(0.5),
+            ),
+            (
+                DynamicPolicy::new().backoff(exp(2.0, 100, 10)),
+                InvalidPolicy::CapBelowBase {
+                    base: Duration::from_millis(100),
+                    max: Duration::from_millis(10),
+                },
+            ),
+            (
+                DynamicPolicy::new().jitter(Jitter::Proportional(2.0)),
+                InvalidPolicy::JitterRatio(2.0),
+            ),
+            (
+                DynamicPolicy::new().deadline(Duration::ZERO),
+                InvalidPolicy::Zero("deadline"),
+            ),
+        ];
+        for (dynamic, expected) in cases {
+            assert_eq!(dynamic.apply(&BASE).unwrap_err(), expected);
+        }
+        let nan = DynamicPolicy::new()
+            .backoff(exp(f64::NAN, 1, 2))
+            .apply(&BASE)
+            .unwrap_err();
+        assert!(matches!(nan, InvalidPolicy::Factor(f) if f.is_nan()));
+    }
+}

@@ -1,0 +1,309 @@
+//! A concurrency limit: at most N attempts of all the functions that share
+//! it run at once, sync and async alike.
+//!
+//! A permit is held only while an attempt runs, never during the wait
+//! before the next one, so a call that is backing off does not hold a slot
+//! another call could use. Waiters are served first come, first served,
+//! threads and tasks in one queue; a task that stops waiting (its future is
+//! dropped) leaves the queue, and a permit it was just given passes on.
+
+use core::future::Future;
+use core::pin::Pin;
+use core::task::{Context, Poll, Waker};
+use std::collections::VecDeque;
+use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::thread::Thread;
+
+/// At most `max` attempts at once, across the functions that name it. Build
+/// it as a `static`:
+///
+/// ```
+/// use retry::{ConcurrencyLimit, retry};
+///
+/// static DATABASE: ConcurrencyLimit = ConcurrencyLimit::new(8);
+///
+/// #[retry(max = 3, limit = DATABASE)]
+/// fn query() -> std::io::Result<u32> {
+///     Ok(1)
+/// }
+/// # query().unwrap();
+/// assert_eq!(DATABASE.in_use(), 0);
+/// ```
+#[derive(Debug)]
+pub struct ConcurrencyLimit {
+    max: usize,
+    state: Mutex<State>,
+}
+
+#[derive(Debug)]
+struct State {
+    in_use: usize,
+    next_id: u64,
+    /// Waiting callers, in arrival order.
+    queue: VecDeque<Waiter>,
+    /// Waiters that were handed a permit and have not yet taken it.
+    granted: Vec<u64>,
+}
+
+#[derive(Debug)]
+struct Waiter {
+    id: u64,
+    wake: Wake,
+}
+
+#[derive(Debug)]
+enum Wake {
+    Thread(Thread),
+    Task(Waker),
+}
+
+impl Wake {
+    fn wake(self) {
+        match self {
+            Wake::Thread(thread) => thread.unpark(),
+            Wake::Task(waker) => waker.wake(),
+        }
+    }
+}
+
+impl ConcurrencyLimit {
+    /// A limit of `max` attempts at once (`0` is read as `1`).
+    pub const fn new(max: usize) -> ConcurrencyLimit {
+        ConcurrencyLimit {
+            max: if max == 0 { 1 } else { max },
+            state: Mutex::new(State {
+                in_use: 0,
+                next_id: 0,
+                queue: VecDeque::new(),
+                granted: Vec::new(),
+            }),
+        }
+    }
+
+    /// Most attempts at once.
+    pub fn max(&self) -> usize {
+        self.max
+    }
+
+    /// Attempts running now.
+    pub fn in_use(&self) -> usize {
+        self.lock().in_use
+    }
+
+    /// Callers waiting for a permit now.
+    pub fn waiting(&self) -> usize {
+        self.lock().queue.len()
+    }
+
+    /// A permit, blocking the thread until one is free.
+    pub fn acquire_blocking(&self) -> Permit<'_> {
+        let mut state = self.lock();
+        if state.in_use < self.max && state.queue.is_empty() {
+            state.in_use += 1;
+            return Permit { limit: self };
+        }
+        let id = state.enqueue(Wake::Thread(std::thread::current()));
+        loop {
+            if state.take_grant(id) {
+                return Permit { limit: self };
+            }
+            drop(state);
+            std::thread::park();
+            state = self.lock();
+        }
+    }
+
+    /// A future of a permit, waiting in line with the other callers.
+    pub fn acquire(&self) -> Acquire<'_> {
+        Acquire {
+            limit: self,
+            id: None,
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State> {
+        // A panic elsewhere while the lock was held leaves the counts
+        // consistent: every change is a single step.
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Hands a permit to the first waiter, or returns it.
+    fn release(state: &mut State) {
+        match state.queue.pop_front() {
+            Some(waiter) => {
+                state.granted.push(waiter.id);
+                waiter.wake.wake();
+            }
+            None => state.in_use = state.in_use.saturating_sub(1),
+        }
+    }
+}
+
+impl State {
+    fn enqueue(&mut self, wake: Wake) -> u64 {
+        let id = self.next_id;
+        self.next_id = self.next_id.wrapping_add(1);
+        self.queue.push_back(Waiter { id, wake });
+        id
+    }
+
+    fn take_grant(&mut self, id: u64) -> bool {
+        match self.granted.iter().position(|g| *g == id) {
+            Some(at) => {
+                self.granted.swap_remove(at);
+                true
+            }
+            None => false,
+        }
+    }
+}
+
+/// The right to run one attempt; returned to the limit when dropped.
+#[derive(Debug)]
+#[must_use = "the permit is returned as soon as it is dropped"]
+pub struct Permit<'a> {
+    limit: &'a ConcurrencyLimit,
+}
+
+impl Drop for Permit<'_> {
+    fn drop(&mut self) {
+        ConcurrencyLimit::release(&mut self.limit.lock());
+    }
+}
+
+/// The future of [`ConcurrencyLimit::acquire`]. Dropping it leaves the
+/// queue, passing on a permit it was handed in the meantime.
+#[derive(Debug)]
+pub struct Acquire<'a> {
+    limit: &'a ConcurrencyLimit,
+    id: Option<u64>,
+}
+
+impl<'a> Future for Acquire<'a> {
+    type Output = Permit<'a>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Permit<'a>> {
+        let limit = self.limit;
+        let mut state = limit.lock();
+        match self.id {
+            None if state.in_use < limit.max && state.queue.is_empty() => {
+                state.in_use += 1;
+                Poll::Ready(Permit { limit })
+            }
+            None => {
+                let id = state.enqueue(Wake::Task(cx.waker().clone()));
+                drop(state);
+                self.id = Some(id);
+                Poll::Pending
+            }
+            Some(id) => {
+                if state.take_grant(id) {
+                    drop(state);
+                    self.id = None;
+                    return Poll::Ready(Permit { limit });
+                }
+                if let Some(waiter) = state.queue.iter_mut().find(|w| w.id == id) {
+                    waiter.wake = Wake::Task(cx.waker().clone());
+                }
+                Poll::Pending
+            }
+        }
+    }
+}
+
+impl Drop for Acquire<'_> {
+    fn drop(&mut self) {
+        let Some(id) = self.id else { return };
+        let mut state = self.limit.lock();
+        if state.take_grant(id) {
+            ConcurrencyLimit::release(&mut state);
+        } else {
+            state.queue.retain(|w| w.id != id);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    #[test]
+    fn threads_never_exceed_the_limit_and_all_get_through() {
+        let limit = Arc::new(ConcurrencyLimit::new(3));
+        let running = Arc::new(AtomicUsize::new(0));
+        let peak = Arc::new(AtomicUsize::new(0));
+        let threads: Vec<_> = (0..16)
+            .map(|_| {
+                let (limit, running, peak) =
+                    (Arc::clone(&limit), Arc::clone(&running), Arc::clone(&peak));
+                std::thread::spawn(move || {
+                    for _ in 0..20 {
+                        let _permit = limit.acquire_blocking();
+                        let now = running.fetch_add(1, Ordering::SeqCst) + 1;
+                        peak.fetch_max(now, Ordering::SeqCst);
+                        std::thread::yield_now();
+                        running.fetch_sub(1, Ordering::SeqCst);
+                    }
+                })
+            })
+            .collect();
+        for thread in threads {
+            thread.join().unwrap();
+        }
+        assert_eq!(peak.load(Ordering::SeqCst), 3);
+        assert_eq!(limit.in_use(), 0);
+        assert_eq!(limit.waiting(), 0);
+    }
+
+    #[test]
+    fn waiters_are_served_in_arrival_order() {
+        let limit = ConcurrencyLimit::new(1);
+        let held = limit.acquire_blocking();
+        let waker = Waker::noop();
+        let mut cx = Context::from_waker(waker);
+        let mut first = Box::pin(limit.acquire());
+        let mut second = Box::pin(limit.acquire());
+        assert!(first.as_mut().poll(&mut cx).is_pending());
+        assert!(second.as_mut().poll(&mut cx).is_pending());
+        drop(held);
+        assert!(
+            second.as_mut().poll(&mut cx).is_pending(),
+            "the second waits for the first"
+        );
+        let Poll::Ready(permit) = first.as_mut().poll(&mut cx) else {
+            panic!("the first waiter gets the permit");
+        };
+        drop(permit);
+        assert!(second.as_mut().poll(&mut cx).is_ready());
+    }
+
+    #[test]
+    fn a_dropped_waiter_leaves_the_queue_and_passes_on_its_permit() {
+        let limit = ConcurrencyLimit::new(1);
+        let held = limit.acquire_blocking();
+        let waker = Waker::noop();
+        let mut cx = Context::from_waker(waker);
+        let mut gone = Box::pin(limit.acquire());
+        let mut next = Box::pin(limit.acquire());
+        assert!(gone.as_mut().poll(&mut cx).is_pending());
+        assert!(next.as_mut().poll(&mut cx).is_pending());
+        drop(held); // granted to `gone`...
+        drop(gone); // ...which passes it on.
+        let Poll::Ready(permit) = next.as_mut().poll(&mut cx) else {
+            panic!("the permit passed on");
+        };
+        assert_eq!(limit.in_use(), 1);
+        drop(permit);
+        assert_eq!(limit.in_use(), 0);
+
+        let mut abandoned = Box::pin(limit.acquire());
+        let held = limit.acquire_blocking();
+        assert!(abandoned.as_mut().poll(&mut cx).is_pending());
+        drop(abandoned);
+        assert_eq!(limit.waiting(), 0);
+        drop(held);
+        assert_eq!(limit.in_use(), 0);
+    }
+}

@@ -1,0 +1,422 @@
+//! Per-function statistics, readable in-process with [`all`] and [`get`],
+//! and with the `metrics` feature exported through the `metrics` facade by
+//! [`publish_metrics`].
+//!
+//! Every retried function counts its calls as they end: successes at the
+//! first attempt and after retries, give-ups by reason, the attempts made,
+//! the time spent by calls that needed more than one attempt (waits
+//! included; a first-try success reads no clock, so it adds no time), and
+//! the alerts raised. A first-try success is counted without a locked
+//! instruction, to keep the success path free: under heavy concurrent use
+//! of one function a few of those may be missed; every other count is
+//! exact.
+
+use core::ptr;
+use core::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, Ordering};
+use core::time::Duration;
+use std::sync::{Mutex, PoisonError};
+
+use crate::attempt::GiveUp;
+use crate::class::{Class, Classification, Code};
+
+/// A snapshot of one function's statistics.
+///
+/// ```
+/// use retry::retry;
+///
+/// #[retry(max = 3, backoff = none, name = "doc::stats")]
+/// fn flaky(fail: bool) -> std::io::Result<()> {
+///     if fail { Err(std::io::ErrorKind::TimedOut.into()) } else { Ok(()) }
+/// }
+///
+/// flaky(false).unwrap();
+/// flaky(true).unwrap_err();
+/// let stats = retry::stats::get("doc::stats").unwrap();
+/// assert_eq!((stats.calls, stats.first_try_successes, stats.give_ups.exhausted), (2, 1, 1));
+/// assert_eq!(stats.attempts, 4);
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Stats {
+    /// The function's name, as in the logs.
+    pub function: &'static str,
+    /// Calls that ended.
+    pub calls: u64,
+    /// Calls that succeeded at the first attempt.
+    pub first_try_successes: u64,
+    /// Calls that succeeded after one or more retries.
+    pub successes_after_retries: u64,
+    /// Calls that gave up, by reason.
+    pub give_ups: GiveUps,
+    /// Attempts made, first ones included.
+    pub attempts: u64,
+    /// Time spent by calls that needed more than one attempt, waits
+    /// included.
+    pub time: Duration,
+    /// Alerts raised (`alert_after`).
+    pub alerts: u64,
+}
+
+/// Give-ups by reason.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct GiveUps {
+    /// Every attempt `max` allows was made.
+    pub exhausted: u64,
+    /// The next wait would have ended past the deadline.
+    pub deadline: u64,
+    /// A logical error.
+    pub permanent: u64,
+    /// A validation error.
+    pub validation: u64,
+    /// The server asked for a delay over `max_retry_after`.
+    pub retry_after_too_long: u64,
+    /// The retry budget was spent.
+    pub budget: u64,
+    /// An inner call gave up after one attempt inside an outer retry
+    /// (`nested = single`).
+    pub nested: u64,
+}
+
+impl GiveUps {
+    /// Give-ups for every reason.
+    pub fn total(&self) -> u64 {
+        self.exhausted
+            + self.deadline
+            + self.permanent
+            + self.validation
+            + self.retry_after_too_long
+            + self.budget
+            + self.nested
+    }
+}
+
+/// The statistics of every retried function that has been called, by name.
+pub fn all() -> Vec<Stats> {
+    let mut stats: Vec<Stats> = sites().map(Site::snapshot).collect();
+    stats.sort_by(|a, b| a.function.cmp(b.function));
+    stats
+}
+
+/// The statistics of the function named `function` (as in the logs), once
+/// it has been called.
+pub fn get(function: &str) -> Option<Stats> {
+    let mut found = sites()
+        .filter(|site| site.name == function)
+        .map(Site::snapshot);
+    let first = found.next()?;
+    // Two functions may share a name (`name = "..."`): their counts add up.
+    Some(found.fold(first, |mut sum, more| {
+        sum.calls += more.calls;
+        sum.first_try_successes += more.first_try_successes;
+        sum.successes_after_retries += more.successes_after_retries;
+        sum.give_ups.exhausted += more.give_ups.exhausted;
+        sum.give_ups.deadline += more.give_ups.deadline;
+        sum.give_ups.permanent += more.give_ups.permanent;
+        sum.give_ups.validation += more.give_ups.validation;
+        sum.give_ups.retry_after_too_long += more.give_ups.retry_after_too_long;
+        sum.give_ups.budget += more.give_ups.budget;
+        sum.give_ups.nested += more.give_ups.nested;
+        sum.attempts += more.attempts;
+        sum.time += more.time;
+        sum.alerts += more.alerts;
+        sum
+    }))
+}
+
+/// Sets the `metrics` counters of every function to its statistics (feature
+/// `metrics`). Call it periodically, or before a scrape.
+///
+/// | metric | kind | labels |
+/// |---|---|---|
+/// | `retry_calls_total` | counter | `function`, `outcome` = `first_try`, `after_retries` or `gave_up` |
+/// | `retry_give_ups_total` | counter | `function`, `reason` |
+/// | `retry_attempts_total` | counter | `function` |
+/// | `retry_alerts_total` | counter | `function` |
+/// | `retry_time_seconds_total` | gauge | `function` |
+#[cfg(feature = "metrics")]
+pub fn publish_metrics() {
+    for stats in all() {
+        let function = stats.function;
+        let outcomes = [
+            ("first_try", stats.first_try_successes),
+            ("after_retries", stats.successes_after_retries),
+            ("gave_up", stats.give_ups.total()),
+        ];
+        for (outcome, count) in outcomes {
+            metrics::counter!("retry_calls_total", "function" => function, "outcome" => outcome)
+                .absolute(count);
+        }
+        let g = stats.give_ups;
+        for (reason, count) in [
+            ("exhausted", g.exhausted),
+            ("deadline", g.deadline),
+            ("permanent", g.permanent),
+            ("validation", g.validation),
+            ("retry_after_too_long", g.retry_after_too_long),
+            ("budget", g.budget),
+            ("nested", g.nested),
+        ] {
+            metrics::counter!("retry_give_ups_total", "function" => function, "reason" => reason)
+                .absolute(count);
+        }
+        metrics::counter!("retry_attempts_total", "function" => function).absolute(stats.attempts);
+        metrics::counter!("retry_alerts_total", "function" => function).absolute(stats.alerts);
+        metrics::gauge!("retry_time_seconds_total", "function" => function)
+            .set(stats.time.as_secs_f64());
+    }
+}
+
+/// The sites called so far, as a list linked through the sites themselves,
+/// so that registering one allocates nothing.
+static REGISTRY: AtomicPtr<Site> = AtomicPtr::new(ptr::null_mut());
+
+fn sites() -> impl Iterator<Item = &'static Site> {
+    let mut next = REGISTRY.load(Ordering::Acquire);
+    core::iter::from_fn(move || {
+        // SAFETY: only `&'static Site`s are ever stored in the list, and
+        // never removed.
+        let site = unsafe { next.as_ref() }?;
+        next = site.next.load(Ordering::Acquire);
+        Some(site)
+    })
+}
+
+/// What one retried function keeps between calls: its statistics, its
+/// alert streak, and what it has already warned about. The expansion makes
+/// one `static` of it per function.
+#[derive(Debug)]
+pub struct Site {
+    name: &'static str,
+    registered: AtomicBool,
+    next: AtomicPtr<Site>,
+    first_try: AtomicU64,
+    after_retries: AtomicU64,
+    gave_up: [AtomicU64; GiveUp::ALL.len()],
+    retries: AtomicU64,
+    nanos: AtomicU64,
+    alerts: AtomicU64,
+    /// Whether `streak` counts anything, so a success need not lock it.
+    streak_active: AtomicBool,
+    streak: Mutex<Streak>,
+    pub(crate) nested_warned: AtomicBool,
+    invalid_policies: Mutex<Vec<String>>,
+}
+
+#[derive(Debug)]
+struct Streak {
+    class: Class,
+    code: Option<Code>,
+    count: u32,
+    fired: bool,
+}
+
+/// An alert: the same failure, `count` times in a row.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Alert {
+    /// The function's name.
+    pub function: &'static str,
+    /// The class of the repeated failure.
+    pub class: Class,
+    /// Its code, when known.
+    pub code: Option<String>,
+    /// How many times in a row it happened (`alert_after`).
+    pub count: u32,
+}
+
+impl Site {
+    /// The site of the function named `name`.
+    pub const fn new(name: &'static str) -> Site {
+        Site {
+            name,
+            registered: AtomicBool::new(false),
+            next: AtomicPtr::new(ptr::null_mut()),
+            first_try: AtomicU64::new(0),
+            after_retries: AtomicU64::new(0),
+            gave_up: [const { AtomicU64::new(0) }; GiveUp::ALL.len()],
+            retries: AtomicU64::new(0),
+            nanos: AtomicU64::new(0),
+            alerts: AtomicU64::new(0),
+            streak_active: AtomicBool::new(false),
+            streak: Mutex::new(Streak {
+                class: Class::Transient,
+                code: None,
+                count: 0,
+                fired: false,
+            }),
+            nested_warned: AtomicBool::new(false),
+            invalid_policies: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// The function's name.
+    pub const fn name(&self) -> &'static str {
+        self.name
+    }
+
+    /// This function's statistics.
+    pub fn snapshot(&self) -> Stats {
+        let count = |c: &AtomicU64| c.load(Ordering::Relaxed);
+        let give_ups = GiveUps {
+            exhausted: count(&self.gave_up[GiveUp::Exhausted.index()]),
+            deadline: count(&self.gave_up[GiveUp::Deadline.index()]),
+            permanent: count(&self.gave_up[GiveUp::Permanent.index()]),
+            validation: count(&self.gave_up[GiveUp::Validation.index()]),
+            retry_after_too_long: count(&self.gave_up[GiveUp::RetryAfterTooLong.index()]),
+            budget: count(&self.gave_up[GiveUp::Budget.index()]),
+            nested: count(&self.gave_up[GiveUp::Nested.index()]),
+        };
+        let first_try = count(&self.first_try);
+        let after_retries = count(&self.after_retries);
+        let calls = first_try + after_retries + give_ups.total();
+        Stats {
+            function: self.name,
+            calls,
+            first_try_successes: first_try,
+            successes_after_retries: after_retries,
+            give_ups,
+            attempts: calls + count(&self.retries),
+            time: Duration::from_nanos(count(&self.nanos)),
+            alerts: count(&self.alerts),
+        }
+    }
+
+    /// Adds the site to the registry the first time it is used.
+    #[inline]
+    pub(crate) fn register(&'static self) {
+        if !self.registered.load(Ordering::Relaxed) {
+            self.register_slow();
+        }
+    }
+
+    #[cold]
+    fn register_slow(&'static self) {
+        if self.registered.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        let this = ptr::from_ref(self).cast_mut();
+        let mut head = REGISTRY.load(Ordering::Acquire);
+        loop {
+            self.next.store(head, Ordering::Release);
+            match REGISTRY.compare_exchange(head, this, Ordering::AcqRel, Ordering::Acquire) {
+                Ok(_) => return,
+                Err(current) => head = current,
+            }
+        }
+    }
+
+    /// A first-try success: a plain load and store, not a locked add (see
+    /// the module documentation).
+    #[inline]
+    pub(crate) fn first_try_success(&self) {
+        let n = self.first_try.load(Ordering::Relaxed);
+        self.first_try.store(n.wrapping_add(1), Ordering::Relaxed);
+    }
+
+    pub(crate) fn success_after_retries(&self, elapsed: Duration) {
+        self.after_retries.fetch_add(1, Ordering::Relaxed);
+        self.add_time(elapsed);
+    }
+
+    pub(crate) fn gave_up(&self, reason: GiveUp, elapsed: Duration, retried: bool) {
+        self.gave_up[reason.index()].fetch_add(1, Ordering::Relaxed);
+        if retried {
+            self.add_time(elapsed);
+        }
+    }
+
+    pub(crate) fn retry(&self) {
+        self.retries.fetch_add(1, Ordering::Relaxed);
+    }
+
+    fn add_time(&self, elapsed: Duration) {
+        let nanos = u64::try_from(elapsed.as_nanos()).unwrap_or(u64::MAX);
+        self.nanos.fetch_add(nanos, Ordering::Relaxed);
+    }
+
+    /// A failure towards the streak of `alert_after`: the alert to raise,
+    /// when this failure makes `after` in a row of the same kind.
+    pub(crate) fn failure_streak(&self, class: &Classification, after: u32) -> Option<Alert> {
+        let code = class.code().map(Code::new);
+        let mut streak = self.streak.lock().unwrap_or_else(PoisonError::into_inner);
+        if streak.count > 0 && streak.class == class.class() && streak.code == code {
+            streak.count = streak.count.saturating_add(1);
+        } else {
+            *streak = Streak {
+                class: class.class(),
+                code,
+                count: 1,
+                fired: false,
+            };
+        }
+        self.streak_active.store(true, Ordering::Relaxed);
+        if streak.count >= after && !streak.fired {
+            streak.fired = true;
+            self.alerts.fetch_add(1, Ordering::Relaxed);
+            return Some(Alert {
+                function: self.name,
+                class: streak.class,
+                code: streak.code.map(|c| c.as_str().to_owned()),
+                count: streak.count,
+            });
+        }
+        None
+    }
+
+    /// A success ends the streak and re-arms the alert.
+    #[inline]
+    pub(crate) fn success_streak(&self) {
+        if self.streak_active.load(Ordering::Relaxed) {
+            self.end_streak();
+        }
+    }
+
+    #[cold]
+    fn end_streak(&self) {
+        let mut streak = self.streak.lock().unwrap_or_else(PoisonError::into_inner);
+        streak.count = 0;
+        streak.fired = false;
+        self.streak_active.store(false, Ordering::Relaxed);
+    }
+
+    /// Whether `problem` is new for this site; each is logged once.
+    pub(crate) fn first_time(&self, problem: &str) -> bool {
+        let mut seen = self
+            .invalid_policies
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if seen.iter().any(|p| p == problem) {
+            return false;
+        }
+        seen.push(problem.to_owned());
+        true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_alert_fires_once_per_streak_and_rearms_after_a_success() {
+        static SITE: Site = Site::new("stats::alerts");
+        let busy = Classification::transient().with_code("503");
+        let other = Classification::transient().with_code("502");
+        assert!(SITE.failure_streak(&busy, 3).is_none());
+        assert!(SITE.failure_streak(&busy, 3).is_none());
+        let alert = SITE.failure_streak(&busy, 3).expect("the third in a row");
+        assert_eq!((alert.count, alert.code.as_deref()), (3, Some("503")));
+        assert!(SITE.failure_streak(&busy, 3).is_none(), "once per streak");
+        assert!(
+            SITE.failure_streak(&other, 3).is_none(),
+            "a different failure starts over"
+        );
+        SITE.success_streak();
+        for _ in 0..2 {
+            assert!(SITE.failure_streak(&busy, 3).is_none());
+        }
+        assert!(
+            SITE.failure_streak(&busy, 3).is_some(),
+            "re-armed by the success"
+        );
+        assert_eq!(SITE.snapshot().alerts, 2);
+    }
+}

@@ -280,3 +280,120 @@ async fn tokio_postgres_errors_are_classified_by_sqlstate() {
     drop(client);
     connection.await.unwrap().unwrap();
 }
+
+#[cfg(feature = "postgres")]
+mod dead_letter_table {
+    use super::*;
+    use retry::dead_letter::PostgresTable;
+    use std::sync::OnceLock;
+
+    static SINK: OnceLock<PostgresTable> = OnceLock::new();
+
+    #[retry(max = 2, backoff = none, dead_letter = SINK, fields(job))]
+    async fn job(job: u32) -> std::io::Result<()> {
+        tokio::task::yield_now().await;
+        Err(std::io::ErrorKind::ConnectionReset.into())
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn records_from_concurrent_callers_all_arrive() {
+        let Some(db) = Db::connect().await else {
+            return;
+        };
+        let table = format!("{}.dead_letters", db.schema);
+        let sink = PostgresTable::connect(db.pool.clone(), &table)
+            .await
+            .unwrap();
+        SINK.set(sink).unwrap();
+        let calls: Vec<_> = (0..20).map(|n| tokio::spawn(job(n))).collect();
+        for call in calls {
+            call.await.unwrap().unwrap_err();
+        }
+        SINK.get().unwrap().flush().await;
+        let rows: Vec<(String, String, i32, String)> = sqlx::query_as(&format!(
+            "SELECT function, reason, attempts, fields->>'job' FROM {table} ORDER BY (fields->>'job')::int"
+        ))
+        .fetch_all(&db.pool)
+        .await
+        .unwrap();
+        assert_eq!(rows.len(), 20);
+        for (n, (function, reason, attempts, job)) in rows.into_iter().enumerate() {
+            assert_eq!(function, "postgres::dead_letter_table::job");
+            assert_eq!((reason.as_str(), attempts), ("exhausted", 2));
+            assert_eq!(job, n.to_string());
+        }
+        let history: String =
+            sqlx::query_scalar(&format!("SELECT history::text FROM {table} LIMIT 1"))
+                .fetch_one(&db.pool)
+                .await
+                .unwrap();
+        assert!(
+            history.contains(r#""delay_from": "backoff""#)
+                || history.contains(r#""delay_from": "cap""#),
+            "{history}"
+        );
+        db.drop_schema().await;
+    }
+
+    static GONE: OnceLock<PostgresTable> = OnceLock::new();
+
+    #[retry(max = 1, dead_letter = GONE, fields(account))]
+    async fn charge(account: u32) -> std::io::Result<()> {
+        Err(std::io::ErrorKind::PermissionDenied.into())
+    }
+
+    #[tokio::test]
+    async fn a_record_the_database_refuses_goes_to_the_logs() {
+        let Some(db) = Db::connect().await else {
+            return;
+        };
+        let table = format!("{}.dead_letters", db.schema);
+        GONE.set(
+            PostgresTable::connect(db.pool.clone(), &table)
+                .await
+                .unwrap(),
+        )
+        .unwrap();
+        db.run("DROP TABLE {s}.dead_letters").await;
+
+        let captured = Arc::new(Mutex::new(Vec::<u8>::new()));
+        let writer = Arc::clone(&captured);
+        let subscriber = tracing_subscriber::fmt()
+            .json()
+            .with_writer(move || Buffer(Arc::clone(&writer)))
+            .finish();
+        let _guard = tracing::subscriber::set_default(subscriber);
+        let error = charge(99).await.unwrap_err();
+        assert_eq!(
+            error.kind(),
+            std::io::ErrorKind::PermissionDenied,
+            "the caller's own error"
+        );
+        GONE.get().unwrap().flush().await;
+        let text = String::from_utf8(captured.lock().unwrap().clone()).unwrap();
+        let logged = text
+            .lines()
+            .find(|line| line.contains("dead-letter sink failed"))
+            .unwrap_or_else(|| panic!("the record is in the logs: {text}"));
+        assert!(
+            logged.contains(r#""fields":"{\"account\":\"99\"}""#),
+            "{logged}"
+        );
+        assert!(logged.contains(r#""reason":"permanent""#), "{logged}");
+        assert!(logged.contains("does not exist"), "{logged}");
+        db.drop_schema().await;
+    }
+
+    struct Buffer(Arc<Mutex<Vec<u8>>>);
+
+    impl std::io::Write for Buffer {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(bytes);
+            Ok(bytes.len())
+        }
+
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+}

@@ -355,12 +355,13 @@ fn prelude(args: &Args, fn_name: &Ident, private: &TokenStream, is_async: bool) 
     // Shared state is named by reference; a `static` keeps the policy a
     // constant, anything else makes it a local.
     for (method, shared) in [
-        (code!(budget), &args.budget),
-        (code!(limit), &args.limit),
-        (code!(dead_letter), &args.dead_letter),
+        ("budget", &args.budget),
+        ("limit", &args.limit),
+        ("dead_letter", &args.dead_letter),
     ] {
         if let Some(shared) = shared {
             is_const &= matches!(shared, syn::Expr::Path(_));
+            let method = Ident::new(method, Span::call_site());
             policy.extend(code!(.#method(&#shared)));
         }
     }

@@ -1,0 +1,10 @@
+use retry::retry;
+
+#[retry(dead_letter = "failures.jsonl")]
+fn fetch() -> std::io::Result<()> {
+    Ok(())
+}
+
+fn main() {
+    let _ = fetch();
+}

@@ -65,10 +65,19 @@ async fn plain_async(x: u64) -> io::Result<u64> {
     Ok(std::hint::black_box(x))
 }
 
-#[retry(max = 3, backoff = exp, jitter, sleep = no_wait)]
-fn fails_once(calls: &Cell<u32>) -> io::Result<u32> {
+#[retry(max = 5, backoff = exp, jitter, sleep = no_wait)]
+fn fails(calls: &Cell<u32>, times: u32) -> io::Result<u32> {
     calls.set(calls.get() + 1);
-    if calls.get() == 1 {
+    if calls.get() <= times {
+        return Err(ErrorKind::TimedOut.into());
+    }
+    Ok(calls.get())
+}
+
+#[retry(max = 5, backoff = fixed(1ms))]
+async fn fails_async(calls: &Cell<u32>, times: u32) -> io::Result<u32> {
+    calls.set(calls.get() + 1);
+    if calls.get() <= times {
         return Err(ErrorKind::TimedOut.into());
     }
     Ok(calls.get())
@@ -101,11 +110,29 @@ fn the_success_path_never_allocates() {
 }
 
 #[test]
-fn a_retry_allocates_nothing_once_the_thread_rng_exists() {
+fn a_failing_call_allocates_its_failure_state_once_however_many_retries() {
     // The first jittered retry on a thread seeds from the thread RNG, which
     // allocates its state once.
-    fails_once(&Cell::new(0)).unwrap();
-    let (n, out) = allocations(|| fails_once(&Cell::new(0)));
-    assert_eq!(out.unwrap(), 2);
-    assert_eq!(n, 0, "one retry with jitter, no subscriber");
+    fails(&Cell::new(0), 1).unwrap();
+    for retries in [1, 2, 4] {
+        let (n, out) = allocations(|| fails(&Cell::new(0), retries));
+        assert_eq!(out.unwrap(), retries + 1);
+        assert_eq!(n, 1, "{retries} retries");
+    }
+}
+
+#[test]
+fn an_async_call_also_allocates_its_timer_once() {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .start_paused(true)
+        .build()
+        .unwrap();
+    runtime.block_on(fails_async(&Cell::new(0), 1)).unwrap();
+    for retries in [1, 2, 4] {
+        let (n, out) = allocations(|| runtime.block_on(fails_async(&Cell::new(0), retries)));
+        assert_eq!(out.unwrap(), retries + 1);
+        // The failure state and tokio's timer entry, reused for every wait.
+        assert_eq!(n, 2, "{retries} retries");
+    }
 }

@@ -6,7 +6,6 @@
 //! (classification, delay, deadline, budget, giving up, logging, records,
 //! alerts, statistics) is made here.
 
-use core::cell::Cell;
 use core::fmt;
 use core::future::Future;
 use core::pin::Pin;
@@ -141,8 +140,9 @@ pub struct Call<'p, B, C> {
     started: Option<Instant>,
     timed_out: AtomicBool,
     /// Created at the first failure (or the first hook), so that a call that
-    /// succeeds at once initialises none of it.
-    failures: Option<Failures>,
+    /// succeeds at once initialises none of it; boxed, so that it adds only a
+    /// pointer to the future of an async function.
+    failures: Option<Box<Failures>>,
 }
 
 /// The part of a call's state that only failures need.
@@ -159,6 +159,10 @@ struct Failures {
     gave_up: Option<GiveUp>,
     /// Kept only when there is a dead-letter sink to give it to.
     history: Vec<AttemptRecord>,
+    /// The timer of the default async sleep, made at the first wait and
+    /// reset for the next ones.
+    #[cfg(feature = "tokio")]
+    timer: Option<Pin<Box<tokio::time::Sleep>>>,
 }
 
 /// The code of a value that `if_result` rejected.
@@ -188,7 +192,7 @@ impl<'p, B: Backoff, C: Clock> Call<'p, B, C> {
     }
 
     fn failures(&mut self) -> &mut Failures {
-        self.failures.get_or_insert_with(Failures::default)
+        self.failures.get_or_insert_with(Box::default)
     }
 
     /// A call whose jitter draws from `rng` instead of a generator seeded
@@ -267,14 +271,7 @@ impl<'p, B: Backoff, C: Clock> Call<'p, B, C> {
     #[inline]
     pub fn scope<T>(&self, attempt: impl FnOnce() -> T) -> T {
         let _permit = self.policy.limit.map(|limit| limit.acquire_blocking());
-        let frame = self.frame();
-        let before = frame.call_id.get();
-        let output = frame.enter(attempt);
-        let after = frame.call_id.get();
-        if after != before {
-            self.call_id.set(after);
-        }
-        output
+        self.frame().enter(attempt)
     }
 
     /// An async attempt that [`attempt()`](crate::attempt()) sees on every
@@ -282,16 +279,16 @@ impl<'p, B: Backoff, C: Clock> Call<'p, B, C> {
     /// runs (waiting for one first).
     #[inline]
     pub fn scoped<'c, F: Future>(&'c self, attempt: Pin<&'c mut F>) -> Scoped<'c, F> {
-        Scoped::new(self.frame(), &self.call_id, self.policy.limit, attempt)
+        Scoped::new(self.frame(), self.policy.limit, attempt)
     }
 
     #[inline]
-    fn frame(&self) -> Frame {
+    fn frame(&self) -> Frame<'_> {
         Frame {
             name: self.site.name(),
             number: self.attempt,
             max: self.policy.max(),
-            call_id: Cell::new(self.call_id.get()),
+            call_id: &self.call_id,
         }
     }
 
@@ -333,6 +330,26 @@ impl<'p, B: Backoff, C: Clock> Call<'p, B, C> {
             _ => Duration::MAX,
         };
         Some(timeout.min(left))
+    }
+
+    /// Waits `delay` on tokio's timer: the default sleep of async functions.
+    /// The timer lives with the call's failure state, so that it adds
+    /// nothing to the size of the function's future, and is reused from one
+    /// wait to the next.
+    #[cfg(feature = "tokio")]
+    pub async fn wait(&mut self, delay: Duration) {
+        if delay.is_zero() {
+            return;
+        }
+        let deadline = tokio::time::Instant::now() + delay;
+        let timer = &mut self.failures().timer;
+        match timer {
+            Some(timer) => timer.as_mut().reset(deadline),
+            None => *timer = Some(Box::pin(tokio::time::sleep_until(deadline))),
+        }
+        if let Some(timer) = timer {
+            timer.as_mut().await;
+        }
     }
 
     /// What hooks see: before an attempt (`outcome` is `None`) or after it.

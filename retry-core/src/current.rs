@@ -111,46 +111,44 @@ impl fmt::Debug for CallId {
 /// The call id is drawn the first time it is asked for, so calls that never
 /// ask pay nothing for it.
 pub fn attempt() -> Option<Attempt> {
-    let frame = CURRENT.get();
-    if frame.is_null() {
-        return None;
-    }
-    // SAFETY: `CURRENT` is non-null only inside `Frame::enter`, which holds
-    // the borrow it points to and restores the previous value before that
-    // borrow ends, unwinding included.
-    let frame = unsafe { &*frame };
-    let mut call_id = frame.call_id.get();
-    if call_id == 0 {
-        call_id = CallId::random().0;
-        frame.call_id.set(call_id);
-    }
+    let frame = current()?;
     Some(Attempt {
         number: frame.number,
         max: frame.max,
-        call_id: CallId(call_id),
+        call_id: CallId(frame.call_id.get_or_draw()),
     })
 }
 
 thread_local! {
-    static CURRENT: Cell<*const Frame> = const { Cell::new(ptr::null()) };
+    static CURRENT: Cell<*const Frame<'static>> = const { Cell::new(ptr::null()) };
 }
 
-/// What [`attempt()`] reads while an attempt runs: a small local, so that
-/// the call itself never escapes into thread-local storage.
-#[derive(Debug)]
-pub(crate) struct Frame {
+/// The frame of the attempt running on this thread, if any.
+fn current() -> Option<&'static Frame<'static>> {
+    let frame = CURRENT.get();
+    // SAFETY: `CURRENT` is non-null only inside `Frame::enter`, which holds
+    // the borrow it points to and restores the previous value before that
+    // borrow ends, unwinding included; the reference given out here does
+    // not outlive the caller's use within that time (it is never stored).
+    unsafe { frame.as_ref() }
+}
+
+/// What [`attempt()`] reads while an attempt runs: a small local pointing at
+/// the call's id, so that the call itself never escapes into thread-local
+/// storage.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Frame<'c> {
     pub(crate) name: &'static str,
     pub(crate) number: u32,
     pub(crate) max: Option<u32>,
-    /// Zero until first asked for (a version 4 id is never zero).
-    pub(crate) call_id: Cell<u128>,
+    pub(crate) call_id: &'c CallIdCell,
 }
 
-impl Frame {
+impl Frame<'_> {
     /// Runs `f` with this frame as the one [`attempt()`] sees.
     #[inline]
     pub(crate) fn enter<T>(&self, f: impl FnOnce() -> T) -> T {
-        struct Restore(*const Frame);
+        struct Restore(*const Frame<'static>);
 
         impl Drop for Restore {
             #[inline]
@@ -159,7 +157,9 @@ impl Frame {
             }
         }
 
-        let _restore = Restore(CURRENT.replace(self));
+        // The lifetime is erased only for storage; see `current`.
+        let this = ptr::from_ref(self).cast::<Frame<'static>>();
+        let _restore = Restore(CURRENT.replace(this));
         f()
     }
 }
@@ -167,32 +167,37 @@ impl Frame {
 /// The name of the retried call whose attempt is running on this thread, if
 /// any: the outer call when a retried call runs inside another.
 pub(crate) fn outer() -> Option<&'static str> {
-    let frame = CURRENT.get();
-    if frame.is_null() {
-        return None;
-    }
-    // SAFETY: as in `attempt()`.
-    Some(unsafe { &*frame }.name)
+    current().map(|frame| frame.name)
 }
 
-/// A call's id once drawn, kept between attempts. Atomic because an async
-/// call's attempts may run on different threads.
+/// A call's id, drawn the first time the body asks for it and the same on
+/// every attempt after. Atomic because an async call's attempts may run on
+/// different threads; only the thread polling the attempt reaches it.
 #[derive(Debug, Default)]
 pub(crate) struct CallIdCell([AtomicU64; 2]);
 
 impl CallIdCell {
-    #[inline]
-    pub(crate) fn get(&self) -> u128 {
+    fn get_or_draw(&self) -> u128 {
         let [high, low] = &self.0;
-        (u128::from(high.load(Ordering::Relaxed)) << 64) | u128::from(low.load(Ordering::Relaxed))
-    }
-
-    #[inline]
-    pub(crate) fn set(&self, id: u128) {
-        let [high, low] = &self.0;
+        let known = low.load(Ordering::Acquire);
+        if known != 0 {
+            return (u128::from(high.load(Ordering::Relaxed)) << 64) | u128::from(known);
+        }
+        // A version 4 id never has a zero low half: its variant bits are set.
+        let id = CallId::random().0;
         high.store((id >> 64) as u64, Ordering::Relaxed);
-        low.store(id as u64, Ordering::Relaxed);
+        low.store(id as u64, Ordering::Release);
+        id
     }
+}
+
+/// Where an attempt stands with the call's concurrency limit.
+#[derive(Debug)]
+enum Gate<'c> {
+    Open,
+    Waiting(Acquire<'c>),
+    /// The permit is held for its `Drop`, which returns it.
+    Holding(#[allow(dead_code)] Permit<'c>),
 }
 
 /// An attempt's future, seen by [`attempt()`] on every poll, holding a
@@ -200,25 +205,24 @@ impl CallIdCell {
 /// runs.
 #[derive(Debug)]
 pub struct Scoped<'c, F> {
-    frame: Frame,
-    call_id: &'c CallIdCell,
-    waiting: Option<Acquire<'c>>,
-    permit: Option<Permit<'c>>,
+    frame: Frame<'c>,
+    gate: Gate<'c>,
     future: Pin<&'c mut F>,
 }
 
 impl<'c, F> Scoped<'c, F> {
     pub(crate) fn new(
-        frame: Frame,
-        call_id: &'c CallIdCell,
+        frame: Frame<'c>,
         limit: Option<&'c ConcurrencyLimit>,
         future: Pin<&'c mut F>,
     ) -> Scoped<'c, F> {
+        let gate = match limit {
+            Some(limit) => Gate::Waiting(limit.acquire()),
+            None => Gate::Open,
+        };
         Scoped {
             frame,
-            call_id,
-            waiting: limit.map(ConcurrencyLimit::acquire),
-            permit: None,
+            gate,
             future,
         }
     }
@@ -230,24 +234,16 @@ impl<F: Future> Future for Scoped<'_, F> {
     #[inline]
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
         let this = &mut *self;
-        if let Some(waiting) = &mut this.waiting {
+        if let Gate::Waiting(waiting) = &mut this.gate {
             match Pin::new(waiting).poll(cx) {
-                Poll::Ready(permit) => {
-                    this.permit = Some(permit);
-                    this.waiting = None;
-                }
+                Poll::Ready(permit) => this.gate = Gate::Holding(permit),
                 Poll::Pending => return Poll::Pending,
             }
         }
-        let before = this.frame.call_id.get();
         let poll = this.frame.enter(|| this.future.as_mut().poll(cx));
-        let after = this.frame.call_id.get();
-        if after != before {
-            this.call_id.set(after);
-        }
         if poll.is_ready() {
             // The attempt is over: free the slot before the wait.
-            this.permit = None;
+            this.gate = Gate::Open;
         }
         poll
     }
@@ -268,18 +264,25 @@ mod tests {
 
     #[test]
     fn the_current_frame_is_restored_after_a_nested_one_and_after_a_panic() {
-        let frame = |number, max| Frame {
-            name: "t",
-            number,
-            max,
-            call_id: Cell::new(0),
+        let (outer_id, inner_id) = (CallIdCell::default(), CallIdCell::default());
+        let outer = Frame {
+            name: "outer",
+            number: 1,
+            max: Some(3),
+            call_id: &outer_id,
         };
-        let (outer, inner) = (frame(1, Some(3)), frame(2, None));
+        let inner = Frame {
+            name: "inner",
+            number: 2,
+            max: None,
+            call_id: &inner_id,
+        };
         outer.enter(|| {
             let first = attempt().unwrap().call_id();
             inner.enter(|| {
                 assert_eq!(attempt().unwrap().number(), 2);
                 assert_eq!(attempt().unwrap().max(), None);
+                assert_eq!(super::outer(), Some("inner"));
             });
             assert_eq!(attempt().unwrap().max(), Some(3));
             assert_eq!(attempt().unwrap().call_id(), first);
@@ -289,8 +292,8 @@ mod tests {
             assert!(unwound.is_err());
             assert_eq!(attempt().unwrap().max(), Some(3));
         });
-        assert_ne!(outer.call_id.get(), 0, "the id drawn inside is kept");
-        assert_ne!(inner.call_id.get(), outer.call_id.get());
+        assert_ne!(outer_id.get_or_draw(), inner_id.get_or_draw());
         assert!(attempt().is_none());
+        assert_eq!(super::outer(), None);
     }
 }

@@ -200,12 +200,14 @@ pub fn thread_sleep(delay: Duration) {
     }
 }
 
-/// The default sleep of async functions.
+/// The default sleep of async functions: tokio's timer, kept by the call.
 #[cfg(feature = "tokio")]
-pub async fn tokio_sleep(delay: Duration) {
-    if !delay.is_zero() {
-        tokio::time::sleep(delay).await;
-    }
+#[inline]
+pub fn wait<'c, 'p, B: crate::backoff::Backoff, C: crate::clock::Clock>(
+    call: &'c mut Call<'p, B, C>,
+    delay: Duration,
+) -> impl Future<Output = ()> + 'c {
+    call.wait(delay)
 }
 
 /// Without the `tokio` feature an async function needs `sleep = ...`; this
@@ -216,7 +218,7 @@ pub struct EnableTheTokioFeatureOrPassSleepToRetry;
 
 /// Without the `tokio` feature an async function needs `sleep = ...`.
 #[cfg(not(feature = "tokio"))]
-pub fn tokio_sleep(_delay: Duration) -> EnableTheTokioFeatureOrPassSleepToRetry {
+pub fn wait<T, U>(_call: T, _delay: U) -> EnableTheTokioFeatureOrPassSleepToRetry {
     EnableTheTokioFeatureOrPassSleepToRetry
 }
 

@@ -19,7 +19,7 @@
 //!         let __retry_out = attempt::<Result<String, Error>, _>(async { body }).await;
 //!         match __retry_call.next(__retry_out, classify_by_type, |e, f| describe(e, f)) {
 //!             Step::Done(out) => return out,
-//!             Step::Retry(delay) => tokio_sleep(delay).await,
+//!             Step::Retry(delay) => wait(&mut __retry_call, delay).await,
 //!         }
 //!     }
 //! }
@@ -160,7 +160,7 @@ impl Parts<'_> {
         let on_give_up = self.hook(&args.hooks.on_give_up, true);
         let sleep = match (&args.sleep, self.is_async) {
             (None, false) => code!(#private::thread_sleep(__retry_delay)),
-            (None, true) => code!(#private::tokio_sleep(__retry_delay).await),
+            (None, true) => code!(#private::wait(&mut __retry_call, __retry_delay).await),
             (Some(_), false) => code!(__retry_sleep(__retry_delay)),
             (Some(_), true) => code!(__retry_sleep(__retry_delay).await),
         };

@@ -46,12 +46,12 @@
 pub use retry_macros::retry;
 
 pub use retry_core::{
-    Acquire, Alert, Attempt, AttemptTimeout, ByType, Call, CallId, Class, Classification,
+    Acquire, Alert, Attempt, AttemptTimeout, Boxed, ByType, Call, CallId, Class, Classification,
     Classified, ClassifiedValue, Classify, Clock, Code, ConcurrencyLimit, DEFAULT_ALERT_AFTER,
-    DEFAULT_MAX_ATTEMPTS, DEFAULT_MAX_RETRY_AFTER, Decision, Fallible, FieldVisitor, FromTimeout,
-    GiveUp, IntoClassification, Nested, NoError, Outcome, Permit, Policy, RetryBudget, Scoped,
-    SystemClock, attempt, backoff, classify_chain, dead_letter, dynamic, grpc, hooks, http, jitter,
-    mysql, postgres, redis, stats, testing,
+    DEFAULT_MAX_ATTEMPTS, DEFAULT_MAX_RETRY_AFTER, Decision, FailureState, Fallible, FieldVisitor,
+    FromTimeout, GiveUp, HasFrame, Inline, IntoClassification, Limited, Nested, NoError, Outcome,
+    Permit, Policy, RetryBudget, Scoped, Slot, SystemClock, attempt, backoff, classify_chain,
+    dead_letter, dynamic, grpc, hooks, http, jitter, mysql, postgres, redis, stats, testing,
 };
 
 #[cfg(feature = "tokio")]

@@ -18,7 +18,7 @@ use tracing::Span;
 use crate::backoff::Backoff;
 use crate::class::{Class, Classification};
 use crate::clock::Clock;
-use crate::current::{self, CallIdCell, Frame, Scoped};
+use crate::current::{self, CallIdCell, Frame, HasFrame, Limited, Scoped};
 use crate::dead_letter::{self, AttemptRecord, DelayFrom, Record};
 use crate::hooks::Context;
 use crate::jitter::{Jitter, Rng};
@@ -131,7 +131,7 @@ impl fmt::Display for GiveUp {
 /// assert_eq!(decide(Err("busy")), Decision::GiveUp(GiveUp::Exhausted));
 /// ```
 #[derive(Debug)]
-pub struct Call<'p, B, C> {
+pub struct Call<'p, B, C, S = Boxed> {
     policy: &'p Policy<B>,
     site: &'static Site,
     clock: C,
@@ -140,14 +140,57 @@ pub struct Call<'p, B, C> {
     started: Option<Instant>,
     timed_out: AtomicBool,
     /// Created at the first failure (or the first hook), so that a call that
-    /// succeeds at once initialises none of it; boxed, so that it adds only a
-    /// pointer to the future of an async function.
-    failures: Option<Box<Failures>>,
+    /// succeeds at once initialises none of it.
+    failures: S,
+}
+
+/// Where a call keeps the state that only failures need.
+pub trait Slot: Default {
+    /// The state, made at the first use.
+    #[doc(hidden)]
+    fn state(&mut self) -> &mut FailureState;
+    /// The state, if made.
+    #[doc(hidden)]
+    fn peek(&self) -> Option<&FailureState>;
+}
+
+/// The failure state in the call itself: for sync functions, whose call
+/// lives on the stack.
+#[derive(Debug, Default)]
+pub struct Inline(Option<FailureState>);
+
+impl Slot for Inline {
+    #[inline]
+    fn state(&mut self) -> &mut FailureState {
+        self.0.get_or_insert_with(FailureState::default)
+    }
+
+    #[inline]
+    fn peek(&self) -> Option<&FailureState> {
+        self.0.as_ref()
+    }
+}
+
+/// The failure state boxed at the first failure: for async functions, whose
+/// future it would otherwise make larger by its size.
+#[derive(Debug, Default)]
+pub struct Boxed(Option<Box<FailureState>>);
+
+impl Slot for Boxed {
+    #[inline]
+    fn state(&mut self) -> &mut FailureState {
+        self.0.get_or_insert_with(Box::default)
+    }
+
+    #[inline]
+    fn peek(&self) -> Option<&FailureState> {
+        self.0.as_deref()
+    }
 }
 
 /// The part of a call's state that only failures need.
 #[derive(Debug, Default)]
-struct Failures {
+pub struct FailureState {
     /// Waits skipped by test mode, counted as time that passed.
     skipped: Duration,
     previous_delay: Duration,
@@ -168,12 +211,34 @@ struct Failures {
 /// The code of a value that `if_result` rejected.
 pub(crate) const REJECTED: &str = "if_result";
 
-impl<'p, B: Backoff, C: Clock> Call<'p, B, C> {
-    /// A call about to make its first attempt. The clock is read now only
-    /// when the policy has a deadline, so the success path of a call without
-    /// one costs no clock read.
+impl<'p, B: Backoff, C: Clock> Call<'p, B, C, Boxed> {
+    /// A call about to make its first attempt, which boxes its failure
+    /// state at the first failure. The clock is read now only when the
+    /// policy has a deadline, so the success path of a call without one
+    /// costs no clock read.
     #[inline]
-    pub fn new(policy: &'p Policy<B>, site: &'static Site, clock: C) -> Call<'p, B, C> {
+    pub fn new(policy: &'p Policy<B>, site: &'static Site, clock: C) -> Call<'p, B, C, Boxed> {
+        Call::start(policy, site, clock)
+    }
+}
+
+impl<'p, B: Backoff, C: Clock> Call<'p, B, C, Inline> {
+    /// A call about to make its first attempt, which keeps its failure
+    /// state in itself: no allocation when an attempt fails, at the cost of
+    /// a larger call (as fits one on the stack of a sync function).
+    #[inline]
+    pub fn new_inline(
+        policy: &'p Policy<B>,
+        site: &'static Site,
+        clock: C,
+    ) -> Call<'p, B, C, Inline> {
+        Call::start(policy, site, clock)
+    }
+}
+
+impl<'p, B: Backoff, C: Clock, S: Slot> Call<'p, B, C, S> {
+    #[inline]
+    fn start(policy: &'p Policy<B>, site: &'static Site, clock: C) -> Call<'p, B, C, S> {
         site.register();
         if let Some(budget) = policy.budget {
             budget.deposit();
@@ -187,17 +252,17 @@ impl<'p, B: Backoff, C: Clock> Call<'p, B, C> {
             call_id: CallIdCell::default(),
             started,
             timed_out: AtomicBool::new(false),
-            failures: None,
+            failures: S::default(),
         }
     }
 
-    fn failures(&mut self) -> &mut Failures {
-        self.failures.get_or_insert_with(Box::default)
+    fn failures(&mut self) -> &mut FailureState {
+        self.failures.state()
     }
 
     /// A call whose jitter draws from `rng` instead of a generator seeded
     /// from entropy: the delays of a seeded call are reproducible.
-    pub fn with_rng(mut self, rng: Rng) -> Call<'p, B, C> {
+    pub fn with_rng(mut self, rng: Rng) -> Call<'p, B, C, S> {
         self.failures().rng = Some(rng);
         self
     }
@@ -210,7 +275,7 @@ impl<'p, B: Backoff, C: Clock> Call<'p, B, C> {
 
     /// Why the call gave up, once it has.
     pub fn gave_up(&self) -> Option<GiveUp> {
-        self.failures.as_ref().and_then(|f| f.gave_up)
+        self.failures.peek().and_then(|f| f.gave_up)
     }
 
     /// Decides what follows an attempt that returned `outcome`.
@@ -223,13 +288,13 @@ impl<'p, B: Backoff, C: Clock> Call<'p, B, C> {
     /// shows a visitor the arguments named in `fields(..)` for records. Each
     /// is called only on the path that needs it.
     #[inline]
-    pub fn decide<R, F, D, V, S, A>(
+    pub fn decide<R, F, D, V, L, A>(
         &mut self,
         outcome: &R,
         classify: F,
         describe: D,
         judge_value: V,
-        span: S,
+        span: L,
         fields: A,
     ) -> Decision
     where
@@ -237,7 +302,7 @@ impl<'p, B: Backoff, C: Clock> Call<'p, B, C> {
         F: FnOnce(&R::Error) -> Classification,
         D: Fn(&R::Error, &mut fmt::Formatter<'_>) -> fmt::Result,
         V: FnOnce(&R::Value) -> Option<Classification>,
-        S: Fn() -> Span,
+        L: Fn() -> Span,
         A: Fn(FieldVisitor<'_>),
     {
         match outcome.split() {
@@ -275,21 +340,18 @@ impl<'p, B: Backoff, C: Clock> Call<'p, B, C> {
     }
 
     /// An async attempt that [`attempt()`](crate::attempt()) sees on every
-    /// poll, holding a permit of the policy's concurrency limit while it
-    /// runs (waiting for one first).
+    /// poll. It does not take a permit of the concurrency limit: wrap it in
+    /// [`limited`](Self::limited) for that.
     #[inline]
-    pub fn scoped<'c, F: Future>(&'c self, attempt: Pin<&'c mut F>) -> Scoped<'c, F> {
-        Scoped::new(self.frame(), self.policy.limit, attempt)
+    pub fn scoped<'c, F: Future>(&'c self, attempt: Pin<&'c mut F>) -> Scoped<'c, Self, F> {
+        Scoped::new(self, attempt)
     }
 
+    /// An async attempt that holds a permit of the policy's concurrency
+    /// limit while it runs, waiting for one first.
     #[inline]
-    fn frame(&self) -> Frame<'_> {
-        Frame {
-            name: self.site.name(),
-            number: self.attempt,
-            max: self.policy.max(),
-            call_id: &self.call_id,
-        }
+    pub fn limited<'c, F: Future + Unpin>(&'c self, attempt: F) -> Limited<'c, F> {
+        Limited::new(self.policy.limit, attempt)
     }
 
     /// Runs an async attempt for at most `attempt_timeout`, or the time left
@@ -319,7 +381,7 @@ impl<'p, B: Backoff, C: Clock> Call<'p, B, C> {
         let timeout = self.policy.attempt_timeout?;
         let left = match (self.policy.deadline, self.started) {
             (Some(deadline), Some(started)) => {
-                let skipped = self.failures.as_ref().map_or(Duration::ZERO, |f| f.skipped);
+                let skipped = self.failures.peek().map_or(Duration::ZERO, |f| f.skipped);
                 let elapsed = self
                     .clock
                     .now()
@@ -599,9 +661,23 @@ impl<'p, B: Backoff, C: Clock> Call<'p, B, C> {
     fn elapsed(&mut self) -> Duration {
         let now = self.clock.now();
         let started = *self.started.get_or_insert(now);
-        let skipped = self.failures.as_ref().map_or(Duration::ZERO, |f| f.skipped);
+        let skipped = self.failures.peek().map_or(Duration::ZERO, |f| f.skipped);
         now.saturating_duration_since(started)
             .saturating_add(skipped)
+    }
+}
+
+impl<B, C, S> current::sealed::Sealed for Call<'_, B, C, S> {}
+
+impl<B, C, S> HasFrame for Call<'_, B, C, S> {
+    #[inline]
+    fn frame(&self) -> Frame<'_> {
+        Frame {
+            name: self.site.name(),
+            number: self.attempt,
+            max: self.policy.max(),
+            call_id: &self.call_id,
+        }
     }
 }
 

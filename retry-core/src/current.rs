@@ -136,8 +136,9 @@ fn current() -> Option<&'static Frame<'static>> {
 /// What [`attempt()`] reads while an attempt runs: a small local pointing at
 /// the call's id, so that the call itself never escapes into thread-local
 /// storage.
+#[doc(hidden)]
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct Frame<'c> {
+pub struct Frame<'c> {
     pub(crate) name: &'static str,
     pub(crate) number: u32,
     pub(crate) max: Option<u32>,
@@ -191,6 +192,43 @@ impl CallIdCell {
     }
 }
 
+/// What gives the frame of the attempt in progress: the call. Only
+/// [`Call`](crate::Call) has one.
+pub trait HasFrame: sealed::Sealed {
+    /// The frame [`attempt()`] reads.
+    #[doc(hidden)]
+    fn frame(&self) -> Frame<'_>;
+}
+
+pub(crate) mod sealed {
+    /// Keeps [`HasFrame`](super::HasFrame) to the calls of this crate.
+    pub trait Sealed {}
+}
+
+/// An attempt's future, seen by [`attempt()`] on every poll. It holds only
+/// references, so it adds two pointers to the function's future.
+#[derive(Debug)]
+pub struct Scoped<'c, K, F> {
+    call: &'c K,
+    future: Pin<&'c mut F>,
+}
+
+impl<'c, K, F> Scoped<'c, K, F> {
+    pub(crate) fn new(call: &'c K, future: Pin<&'c mut F>) -> Scoped<'c, K, F> {
+        Scoped { call, future }
+    }
+}
+
+impl<K: HasFrame, F: Future> Future for Scoped<'_, K, F> {
+    type Output = F::Output;
+
+    #[inline]
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
+        let this = &mut *self;
+        this.call.frame().enter(|| this.future.as_mut().poll(cx))
+    }
+}
+
 /// Where an attempt stands with the call's concurrency limit.
 #[derive(Debug)]
 enum Gate<'c> {
@@ -200,38 +238,27 @@ enum Gate<'c> {
     Holding(#[allow(dead_code)] Permit<'c>),
 }
 
-/// An attempt's future, seen by [`attempt()`] on every poll, holding a
-/// permit of the call's concurrency limit (waiting for one first) while it
-/// runs.
+/// An attempt that holds a permit of a concurrency limit while it runs,
+/// waiting for one first, and returns it as soon as it ends (or is dropped).
 #[derive(Debug)]
-pub struct Scoped<'c, F> {
-    frame: Frame<'c>,
+pub struct Limited<'c, F> {
     gate: Gate<'c>,
-    future: Pin<&'c mut F>,
+    future: F,
 }
 
-impl<'c, F> Scoped<'c, F> {
-    pub(crate) fn new(
-        frame: Frame<'c>,
-        limit: Option<&'c ConcurrencyLimit>,
-        future: Pin<&'c mut F>,
-    ) -> Scoped<'c, F> {
+impl<'c, F> Limited<'c, F> {
+    pub(crate) fn new(limit: Option<&'c ConcurrencyLimit>, future: F) -> Limited<'c, F> {
         let gate = match limit {
             Some(limit) => Gate::Waiting(limit.acquire()),
             None => Gate::Open,
         };
-        Scoped {
-            frame,
-            gate,
-            future,
-        }
+        Limited { gate, future }
     }
 }
 
-impl<F: Future> Future for Scoped<'_, F> {
+impl<F: Future + Unpin> Future for Limited<'_, F> {
     type Output = F::Output;
 
-    #[inline]
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
         let this = &mut *self;
         if let Gate::Waiting(waiting) = &mut this.gate {
@@ -240,7 +267,7 @@ impl<F: Future> Future for Scoped<'_, F> {
                 Poll::Pending => return Poll::Pending,
             }
         }
-        let poll = this.frame.enter(|| this.future.as_mut().poll(cx));
+        let poll = Pin::new(&mut this.future).poll(cx);
         if poll.is_ready() {
             // The attempt is over: free the slot before the wait.
             this.gate = Gate::Open;

@@ -40,7 +40,7 @@ mod timeout;
 #[path = "private.rs"]
 pub mod __private;
 
-pub use attempt::{Call, Decision, FieldVisitor, GiveUp};
+pub use attempt::{Boxed, Call, Decision, FailureState, FieldVisitor, GiveUp, Inline, Slot};
 pub use budget::RetryBudget;
 pub use class::{Class, Classification, Code};
 pub use classify::{
@@ -50,7 +50,7 @@ pub use classify::{grpc, http, mysql, postgres, redis};
 #[cfg(feature = "tokio")]
 pub use clock::TokioClock;
 pub use clock::{Clock, SystemClock};
-pub use current::{Attempt, CallId, Scoped, attempt};
+pub use current::{Attempt, CallId, HasFrame, Limited, Scoped, attempt};
 pub use limit::{Acquire, ConcurrencyLimit, Permit};
 pub use outcome::{Fallible, FromTimeout, NoError, Outcome};
 pub use policy::{

@@ -6,7 +6,7 @@ use core::fmt;
 use core::future::Future;
 use core::time::Duration;
 
-pub use crate::attempt::{Call, Decision, FieldVisitor};
+pub use crate::attempt::{Boxed, Call, Decision, FieldVisitor, Inline};
 pub use crate::backoff::{Exponential, Fibonacci, Fixed, Linear, NoBackoff};
 pub use crate::class::Classification;
 pub use crate::classify::{Classified, ClassifiedValue, Classify, IntoClassification};
@@ -203,8 +203,8 @@ pub fn thread_sleep(delay: Duration) {
 /// The default sleep of async functions: tokio's timer, kept by the call.
 #[cfg(feature = "tokio")]
 #[inline]
-pub fn wait<'c, 'p, B: crate::backoff::Backoff, C: crate::clock::Clock>(
-    call: &'c mut Call<'p, B, C>,
+pub fn wait<'c, 'p, B: crate::backoff::Backoff, C: crate::clock::Clock, S: crate::attempt::Slot>(
+    call: &'c mut Call<'p, B, C, S>,
     delay: Duration,
 ) -> impl Future<Output = ()> + 'c {
     call.wait(delay)

@@ -197,7 +197,10 @@ impl Parts<'_> {
             Some(ret) => code!(#private::attempt::<#ret, _>(async #block)),
             None => code!(async #block),
         };
-        let scoped = code!(__retry_call.scoped(::core::pin::pin!(#future)));
+        let mut scoped = code!(__retry_call.scoped(::core::pin::pin!(#future)));
+        if args.limit.is_some() {
+            scoped = code!(__retry_call.limited(#scoped));
+        }
         match &args.attempt_timeout {
             Some(_) => {
                 let timed = Ident::new("timed", self.return_span);
@@ -398,17 +401,18 @@ fn prelude(args: &Args, fn_name: &Ident, private: &TokenStream, is_async: bool) 
         (Some(sleep), true) => code!(let __retry_sleep = #private::async_sleeper(#sleep);),
         (None, _) => code!(),
     };
-    let clock = if is_async {
-        code!(#private::async_clock())
+    let (clock, new) = if is_async {
+        // Boxed: the failure state would make the function's future larger.
+        (code!(#private::async_clock()), code!(new))
     } else {
-        code!(#private::SystemClock)
+        (code!(#private::SystemClock), code!(new_inline))
     };
     code! {
         static __RETRY_SITE: #private::Site = #private::Site::new(#name);
         #policy
         #on
         #sleeper
-        let mut __retry_call = #private::Call::new(__retry_policy, &__RETRY_SITE, #clock);
+        let mut __retry_call = #private::Call::#new(__retry_policy, &__RETRY_SITE, #clock);
     }
 }
 

@@ -55,7 +55,7 @@ pub use retry_core::{
 };
 
 #[cfg(feature = "tokio")]
-pub use retry_core::TokioClock;
+pub use retry_core::{TokioClock, Wait};
 
 #[doc(hidden)]
 pub mod __private {

@@ -377,6 +377,7 @@ impl<'p, B: Backoff, C: Clock, S: Slot> Call<'p, B, C, S> {
 
     /// How long the next attempt may run: `attempt_timeout`, shortened to
     /// the time left before the deadline.
+    #[cfg(feature = "tokio")]
     fn attempt_limit(&self) -> Option<Duration> {
         let timeout = self.policy.attempt_timeout?;
         let left = match (self.policy.deadline, self.started) {
@@ -399,9 +400,9 @@ impl<'p, B: Backoff, C: Clock, S: Slot> Call<'p, B, C, S> {
     /// nothing to the size of the function's future, and is reused from one
     /// wait to the next.
     #[cfg(feature = "tokio")]
-    pub async fn wait(&mut self, delay: Duration) {
+    pub fn wait(&mut self, delay: Duration) -> crate::wait::Wait<'_> {
         if delay.is_zero() {
-            return;
+            return crate::wait::Wait::new(None);
         }
         let deadline = tokio::time::Instant::now() + delay;
         let timer = &mut self.failures().timer;
@@ -409,9 +410,7 @@ impl<'p, B: Backoff, C: Clock, S: Slot> Call<'p, B, C, S> {
             Some(timer) => timer.as_mut().reset(deadline),
             None => *timer = Some(Box::pin(tokio::time::sleep_until(deadline))),
         }
-        if let Some(timer) = timer {
-            timer.as_mut().await;
-        }
+        crate::wait::Wait::new(timer.as_mut().map(Pin::as_mut))
     }
 
     /// What hooks see: before an attempt (`outcome` is `None`) or after it.

@@ -35,6 +35,8 @@ mod rng;
 pub mod stats;
 pub mod testing;
 mod timeout;
+#[cfg(feature = "tokio")]
+mod wait;
 
 #[doc(hidden)]
 #[path = "private.rs"]
@@ -58,3 +60,5 @@ pub use policy::{
 };
 pub use stats::Alert;
 pub use timeout::AttemptTimeout;
+#[cfg(feature = "tokio")]
+pub use wait::Wait;

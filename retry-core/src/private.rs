@@ -203,10 +203,10 @@ pub fn thread_sleep(delay: Duration) {
 /// The default sleep of async functions: tokio's timer, kept by the call.
 #[cfg(feature = "tokio")]
 #[inline]
-pub fn wait<'c, 'p, B: crate::backoff::Backoff, C: crate::clock::Clock, S: crate::attempt::Slot>(
-    call: &'c mut Call<'p, B, C, S>,
+pub fn wait<'c, B: crate::backoff::Backoff, C: crate::clock::Clock, S: crate::attempt::Slot>(
+    call: &'c mut Call<'_, B, C, S>,
     delay: Duration,
-) -> impl Future<Output = ()> + 'c {
+) -> crate::Wait<'c> {
     call.wait(delay)
 }
 

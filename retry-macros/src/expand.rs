@@ -167,24 +167,27 @@ impl Parts<'_> {
         code! {
             loop {
                 #before
-                let #outcome = #attempt;
-                #fallible
-                let __retry_decision = __retry_call.#decide(#borrowed, #judge);
-                #after
-                match __retry_decision {
-                    #private::Decision::Return => return #outcome,
-                    #private::Decision::GiveUp(_) => {
-                        #on_give_up
-                        return #outcome;
+                // The outcome goes out of scope before the wait, so that
+                // nothing of a failed attempt is held across it (nor kept in
+                // the future's state).
+                let __retry_delay = {
+                    let #outcome = #attempt;
+                    #fallible
+                    let __retry_decision = __retry_call.#decide(#borrowed, #judge);
+                    #after
+                    match __retry_decision {
+                        #private::Decision::Return => return #outcome,
+                        #private::Decision::GiveUp(_) => {
+                            #on_give_up
+                            return #outcome;
+                        }
+                        #private::Decision::Retry(__retry_delay) => {
+                            #on_retry
+                            __retry_delay
+                        }
                     }
-                    #private::Decision::Retry(__retry_delay) => {
-                        #on_retry
-                        // Nothing of a failed attempt is held across the wait.
-                        #[allow(clippy::drop_non_drop)]
-                        ::core::mem::drop(#outcome);
-                        #sleep;
-                    }
-                }
+                };
+                #sleep;
             }
         }
     }

@@ -1,0 +1,31 @@
+//! The wait between async attempts on tokio's timer.
+
+use core::future::Future;
+use core::pin::Pin;
+use core::task::{Context, Poll};
+
+/// A wait on the timer a call keeps with its failure state, made by
+/// [`Call::wait`](crate::Call::wait). It borrows the timer rather than
+/// owning it, so that it adds a pointer to the function's future, not a
+/// timer.
+#[derive(Debug)]
+#[must_use = "a wait does nothing unless awaited"]
+pub struct Wait<'c>(Option<Pin<&'c mut tokio::time::Sleep>>);
+
+impl<'c> Wait<'c> {
+    pub(crate) fn new(timer: Option<Pin<&'c mut tokio::time::Sleep>>) -> Wait<'c> {
+        Wait(timer)
+    }
+}
+
+impl Future for Wait<'_> {
+    type Output = ();
+
+    #[inline]
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        match &mut self.0 {
+            Some(timer) => timer.as_mut().poll(cx),
+            None => Poll::Ready(()),
+        }
+    }
+}

@@ -1,0 +1,184 @@
+//! One variant of the overhead benchmark at a time, for measurements that
+//! are not timings: instruction counts under callgrind, heap allocations
+//! per call, and future sizes. `scripts/bench-counts.sh` drives it.
+//!
+//! Usage: `calls run GROUP VARIANT N` (N calls, for callgrind), `calls allocs`
+//! (allocations per call of every variant), `calls sizes` (future sizes).
+//! Run by `cargo bench` with no such arguments, it prints its usage.
+
+#[path = "common/variants.rs"]
+mod variants;
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
+use std::future::Future;
+use std::hint::black_box;
+use std::mem::size_of_val;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use variants::*;
+
+struct Counting;
+
+static ALLOCATIONS: AtomicUsize = AtomicUsize::new(0);
+
+// SAFETY: forwards every call to `System` unchanged.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+        // SAFETY: forwarded with the caller's layout.
+        unsafe { System.alloc(layout) }
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: forwarded with the caller's pointer and layout.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+        // SAFETY: forwarded with the caller's arguments.
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+}
+
+#[global_allocator]
+static ALLOCATOR: Counting = Counting;
+
+const SYNC: &[&str] = &["direct", "retry", "backon", "backoff"];
+const ASYNC: &[&str] = &[
+    "direct",
+    "retry",
+    "backon",
+    "tokio-retry2",
+    "backoff",
+    "tryhard",
+];
+const SYNC_ONCE: &[&str] = &["retry", "backon", "backoff"];
+const ASYNC_ONCE: &[&str] = &["retry", "backon", "tokio-retry2", "backoff", "tryhard"];
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+        .expect("a current-thread runtime")
+}
+
+/// Runs `n` calls of one variant of one group.
+fn run(group: &str, variant: &str, n: u64) {
+    let failed = Cell::new(false);
+    let rt = runtime();
+    macro_rules! sync_loop {
+        ($call:expr) => {
+            for _ in 0..n {
+                let _ = black_box($call);
+            }
+        };
+    }
+    macro_rules! async_loop {
+        ($call:expr) => {
+            rt.block_on(async {
+                for _ in 0..n {
+                    let _ = black_box($call.await);
+                }
+            })
+        };
+    }
+    match (group, variant) {
+        ("sync", "direct") => sync_loop!(direct(black_box(7))),
+        ("sync", "retry") => sync_loop!(retried(black_box(7))),
+        ("sync", "backon") => sync_loop!(backon_sync(black_box(7))),
+        ("sync", "backoff") => sync_loop!(backoff_sync(black_box(7))),
+        ("async", "direct") => async_loop!(direct_async(black_box(7))),
+        ("async", "retry") => async_loop!(retried_async(black_box(7))),
+        ("async", "backon") => async_loop!(backon_async(black_box(7))),
+        ("async", "tokio-retry2") => async_loop!(tokio_retry2(black_box(7))),
+        ("async", "backoff") => async_loop!(backoff_async(black_box(7))),
+        ("async", "tryhard") => async_loop!(tryhard(black_box(7))),
+        ("sync-once", "retry") => sync_loop!(retried_once(&failed)),
+        ("sync-once", "backon") => sync_loop!(backon_once(&failed)),
+        ("sync-once", "backoff") => sync_loop!(backoff_once(&failed)),
+        ("async-once", "retry") => async_loop!(retried_once_async(&failed)),
+        ("async-once", "backon") => async_loop!(backon_once_async(&failed)),
+        ("async-once", "tokio-retry2") => async_loop!(tokio_retry2_once(&failed)),
+        ("async-once", "backoff") => async_loop!(backoff_once_async(&failed)),
+        ("async-once", "tryhard") => async_loop!(tryhard_once(&failed)),
+        _ => panic!("unknown variant {group} {variant}"),
+    }
+}
+
+/// Allocations per call, after a warm-up call (thread-local RNGs and the
+/// runtime's first timer set themselves up once).
+fn allocations(group: &str, variant: &str) -> f64 {
+    const CALLS: u64 = 1_000;
+    run(group, variant, 1);
+    let before = ALLOCATIONS.load(Ordering::Relaxed);
+    run(group, variant, CALLS);
+    let with_runtime = ALLOCATIONS.load(Ordering::Relaxed) - before;
+    // The runtime built for the run allocates too: take off a run of none.
+    let before = ALLOCATIONS.load(Ordering::Relaxed);
+    run(group, variant, 0);
+    let runtime_only = ALLOCATIONS.load(Ordering::Relaxed) - before;
+    with_runtime.saturating_sub(runtime_only) as f64 / CALLS as f64
+}
+
+fn sizes() {
+    let failed = Cell::new(false);
+    fn size<F: Future>(future: F) -> usize {
+        size_of_val(&future)
+    }
+    println!("async\tdirect\t{}", size(direct_async(7)));
+    println!("async\tretry\t{}", size(retried_async(7)));
+    println!("async\tbackon\t{}", size(backon_async(7)));
+    println!("async\ttokio-retry2\t{}", size(tokio_retry2(7)));
+    println!("async\tbackoff\t{}", size(backoff_async(7)));
+    println!("async\ttryhard\t{}", size(tryhard(7)));
+    println!("async-once\tretry\t{}", size(retried_once_async(&failed)));
+    println!("async-once\tbackon\t{}", size(backon_once_async(&failed)));
+    println!(
+        "async-once\ttokio-retry2\t{}",
+        size(tokio_retry2_once(&failed))
+    );
+    println!("async-once\tbackoff\t{}", size(backoff_once_async(&failed)));
+    println!("async-once\ttryhard\t{}", size(tryhard_once(&failed)));
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    match args
+        .iter()
+        .map(String::as_str)
+        .collect::<Vec<_>>()
+        .as_slice()
+    {
+        ["run", group, variant, n] => run(group, variant, n.parse().expect("a number of calls")),
+        ["allocs"] => {
+            for (group, variants) in [
+                ("sync", SYNC),
+                ("async", ASYNC),
+                ("sync-once", SYNC_ONCE),
+                ("async-once", ASYNC_ONCE),
+            ] {
+                for variant in variants {
+                    println!("{group}\t{variant}\t{}", allocations(group, variant));
+                }
+            }
+        }
+        ["sizes"] => sizes(),
+        ["variants"] => {
+            for (group, variants) in [
+                ("sync", SYNC),
+                ("async", ASYNC),
+                ("sync-once", SYNC_ONCE),
+                ("async-once", ASYNC_ONCE),
+            ] {
+                for variant in variants {
+                    println!("{group}\t{variant}");
+                }
+            }
+        }
+        _ => eprintln!(
+            "usage: calls run GROUP VARIANT N | calls allocs | calls sizes | calls variants"
+        ),
+    }
+}

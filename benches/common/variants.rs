@@ -1,0 +1,162 @@
+//! The same trivial function, called directly, through `#[retry]` and
+//! through each peer crate with an equivalent five-attempt exponential
+//! policy (jittered where the crate jitters); and a function that fails its
+//! first attempt, retried once with no delay.
+
+#![allow(dead_code)]
+
+use std::cell::Cell;
+use std::hint::black_box;
+use std::io;
+use std::time::Duration;
+
+use backon::{BlockingRetryable, ExponentialBuilder, Retryable};
+use retry::retry;
+
+// ---- the success path ----
+
+#[inline(never)]
+pub fn direct(x: u64) -> io::Result<u64> {
+    Ok(black_box(x))
+}
+
+#[inline(never)]
+#[retry(max = 5, backoff = exp, jitter)]
+pub fn retried(x: u64) -> io::Result<u64> {
+    Ok(black_box(x))
+}
+
+fn backon_policy() -> ExponentialBuilder {
+    ExponentialBuilder::default()
+        .with_max_times(4)
+        .with_jitter()
+}
+
+#[inline(never)]
+pub fn backon_sync(x: u64) -> io::Result<u64> {
+    (|| direct(x)).retry(backon_policy()).call()
+}
+
+#[inline(never)]
+pub fn backoff_sync(x: u64) -> Result<u64, backoff::Error<io::Error>> {
+    backoff::retry(backoff::ExponentialBackoff::default(), || {
+        direct(x).map_err(backoff::Error::transient)
+    })
+}
+
+#[inline(never)]
+pub async fn direct_async(x: u64) -> io::Result<u64> {
+    Ok(black_box(x))
+}
+
+#[inline(never)]
+#[retry(max = 5, backoff = exp, jitter)]
+pub async fn retried_async(x: u64) -> io::Result<u64> {
+    Ok(black_box(x))
+}
+
+pub fn backon_async(x: u64) -> impl Future<Output = io::Result<u64>> {
+    (move || direct_async(x)).retry(backon_policy())
+}
+
+pub fn tokio_retry2(x: u64) -> impl Future<Output = io::Result<u64>> {
+    use tokio_retry2::strategy::{ExponentialFactorBackoff, jitter};
+    let strategy = ExponentialFactorBackoff::from_millis(1000, 2.0)
+        .max_delay(Duration::from_secs(30))
+        .map(jitter)
+        .take(4);
+    tokio_retry2::Retry::spawn(strategy, move || async move {
+        direct_async(x)
+            .await
+            .map_err(tokio_retry2::RetryError::transient)
+    })
+}
+
+pub fn backoff_async(x: u64) -> impl Future<Output = io::Result<u64>> {
+    backoff::future::retry(backoff::ExponentialBackoff::default(), move || async move {
+        direct_async(x).await.map_err(backoff::Error::transient)
+    })
+}
+
+pub fn tryhard(x: u64) -> impl Future<Output = io::Result<u64>> {
+    tryhard::retry_fn(move || direct_async(x))
+        .retries(4)
+        .exponential_backoff(Duration::from_secs(1))
+        .max_delay(Duration::from_secs(30))
+}
+
+// ---- one retry, no delay ----
+
+/// Fails every other call: the first attempt of each retried call.
+#[inline(never)]
+pub fn flaky(failed: &Cell<bool>) -> io::Result<u64> {
+    if failed.replace(!failed.get()) {
+        Ok(black_box(7))
+    } else {
+        Err(io::ErrorKind::ConnectionReset.into())
+    }
+}
+
+#[inline(never)]
+pub async fn flaky_async(failed: &Cell<bool>) -> io::Result<u64> {
+    flaky(failed)
+}
+
+#[inline(never)]
+#[retry(max = 5, backoff = none)]
+pub fn retried_once(failed: &Cell<bool>) -> io::Result<u64> {
+    flaky(failed)
+}
+
+fn backon_now() -> ExponentialBuilder {
+    ExponentialBuilder::default()
+        .with_max_times(4)
+        .with_min_delay(Duration::ZERO)
+        .with_max_delay(Duration::ZERO)
+}
+
+#[inline(never)]
+pub fn backon_once(failed: &Cell<bool>) -> io::Result<u64> {
+    (|| flaky(failed)).retry(backon_now()).call()
+}
+
+fn backoff_now() -> backoff::ExponentialBackoff {
+    backoff::ExponentialBackoffBuilder::new()
+        .with_initial_interval(Duration::ZERO)
+        .with_randomization_factor(0.0)
+        .build()
+}
+
+#[inline(never)]
+pub fn backoff_once(failed: &Cell<bool>) -> Result<u64, backoff::Error<io::Error>> {
+    backoff::retry(backoff_now(), || {
+        flaky(failed).map_err(backoff::Error::transient)
+    })
+}
+
+#[inline(never)]
+#[retry(max = 5, backoff = none)]
+pub async fn retried_once_async(failed: &Cell<bool>) -> io::Result<u64> {
+    flaky(failed)
+}
+
+pub fn backon_once_async(failed: &Cell<bool>) -> impl Future<Output = io::Result<u64>> + '_ {
+    (move || flaky_async(failed)).retry(backon_now())
+}
+
+pub fn tokio_retry2_once(failed: &Cell<bool>) -> impl Future<Output = io::Result<u64>> + '_ {
+    let strategy = tokio_retry2::strategy::FixedInterval::from_millis(0).take(4);
+    tokio_retry2::Retry::spawn(strategy, move || async move {
+        flaky(failed).map_err(tokio_retry2::RetryError::transient)
+    })
+}
+
+pub fn backoff_once_async(failed: &Cell<bool>) -> impl Future<Output = io::Result<u64>> + '_ {
+    backoff::future::retry(backoff_now(), move || async move {
+        flaky(failed).map_err(backoff::Error::transient)
+    })
+}
+
+pub fn tryhard_once(failed: &Cell<bool>) -> impl Future<Output = io::Result<u64>> + '_ {
+    tryhard::retry_fn(move || flaky_async(failed)).retries(4)
+}

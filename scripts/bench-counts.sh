@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Instruction counts (callgrind), heap allocations and future sizes per call
+# of `#[retry]` and its peers: the measurements of BENCHMARKS.md that do not
+# depend on the machine's load. Timings are `cargo bench --bench overhead`.
+#
+# Instructions per call are the difference between a run of N calls and a
+# run of none, divided by N, so that start-up and the runtime's set-up
+# cancel out.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+calls=${CALLS:-100000}
+
+cargo bench --bench calls --no-run --message-format=json-render-diagnostics >target/calls-build.json
+binary=$(grep -o '"executable":"[^"]*calls-[^"]*"' target/calls-build.json | tail -1 | cut -d'"' -f4)
+[ -x "$binary" ] || { echo "could not find the calls benchmark binary" >&2; exit 1; }
+
+instructions() {
+    local out
+    out=$(mktemp)
+    valgrind --tool=callgrind --callgrind-out-file="$out" "$binary" run "$@" >/dev/null 2>&1
+    # The summary line holds the total instruction count of the run.
+    awk '/^summary:/ { print $2 }' "$out"
+    rm -f "$out"
+}
+
+echo "## Instructions per call (callgrind, $calls calls)"
+printf 'group\tvariant\tinstructions\n'
+"$binary" variants | while read -r group variant; do
+    base=$(instructions "$group" "$variant" 0)
+    total=$(instructions "$group" "$variant" "$calls")
+    awk -v g="$group" -v v="$variant" -v b="$base" -v t="$total" -v n="$calls" \
+        'BEGIN { printf "%s\t%s\t%.1f\n", g, v, (t - b) / n }'
+done
+
+echo
+echo "## Heap allocations per call"
+printf 'group\tvariant\tallocations\n'
+"$binary" allocs
+
+echo
+echo "## Future sizes (bytes)"
+printf 'group\tvariant\tbytes\n'
+"$binary" sizes

@@ -8,6 +8,7 @@
 
 use core::fmt;
 use core::future::Future;
+use core::mem::ManuallyDrop;
 use core::pin::Pin;
 use core::sync::atomic::{AtomicBool, Ordering};
 use core::time::Duration;
@@ -157,7 +158,7 @@ pub trait Slot: Default {
 /// The failure state in the call itself: for sync functions, whose call
 /// lives on the stack.
 #[derive(Debug, Default)]
-pub struct Inline(Option<FailureState>);
+pub struct Inline(ManuallyDrop<Option<FailureState>>);
 
 impl Slot for Inline {
     #[inline]
@@ -168,6 +169,25 @@ impl Slot for Inline {
     #[inline]
     fn peek(&self) -> Option<&FailureState> {
         self.0.as_ref()
+    }
+}
+
+impl Drop for Inline {
+    /// Drops the state out of line only when there is one: the drop glue of
+    /// a `FailureState` is too large to inline, and a call on the success
+    /// path of every sync function would cost more than the rest of it.
+    #[inline]
+    fn drop(&mut self) {
+        #[cold]
+        #[inline(never)]
+        fn drop_state(state: &mut ManuallyDrop<Option<FailureState>>) {
+            // SAFETY: called once, from `drop`; the state is never used after.
+            unsafe { ManuallyDrop::drop(state) }
+        }
+
+        if self.0.is_some() {
+            drop_state(&mut self.0);
+        }
     }
 }
 

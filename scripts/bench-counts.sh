@@ -9,7 +9,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-calls=${CALLS:-100000}
+calls=${CALLS:-20000}
 
 cargo bench --bench calls --no-run --message-format=json-render-diagnostics >target/calls-build.json
 binary=$(grep -o '"executable":"[^"]*calls-[^"]*"' target/calls-build.json | tail -1 | cut -d'"' -f4)

@@ -2,55 +2,15 @@
 //! `tracing-subscriber`'s JSON formatter exactly as an application would
 //! print them.
 
+mod common;
+
 use std::cell::Cell;
-use std::io::{self, ErrorKind, Write};
-use std::sync::{Arc, Mutex};
+use std::io::{self, ErrorKind};
 use std::time::Duration;
 
+use common::capture_logs as capture;
 use retry::retry;
 use serde_json::Value;
-
-/// A writer that keeps everything written to it.
-#[derive(Clone, Default)]
-struct Captured(Arc<Mutex<Vec<u8>>>);
-
-impl Write for Captured {
-    fn write(&mut self, bytes: &[u8]) -> io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(bytes);
-        Ok(bytes.len())
-    }
-
-    fn flush(&mut self) -> io::Result<()> {
-        Ok(())
-    }
-}
-
-impl Captured {
-    fn text(&self) -> String {
-        String::from_utf8(self.0.lock().unwrap().clone()).unwrap()
-    }
-
-    /// Every line, parsed as JSON.
-    fn events(&self) -> Vec<Value> {
-        self.text()
-            .lines()
-            .map(|line| serde_json::from_str(line).unwrap_or_else(|e| panic!("{e}: {line}")))
-            .collect()
-    }
-}
-
-/// Runs `f` with a JSON subscriber on this thread and returns its events.
-fn capture(f: impl FnOnce()) -> (Vec<Value>, String) {
-    let captured = Captured::default();
-    let writer = captured.clone();
-    let subscriber = tracing_subscriber::fmt()
-        .json()
-        .with_max_level(tracing::Level::TRACE)
-        .with_writer(move || writer.clone())
-        .finish();
-    tracing::subscriber::with_default(subscriber, f);
-    (captured.events(), captured.text())
-}
 
 fn no_wait(_: Duration) {}
 

@@ -5,7 +5,7 @@
 mod common;
 
 use std::cell::Cell;
-use std::io::{self, ErrorKind, Write};
+use std::io::{self, ErrorKind};
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
@@ -19,28 +19,7 @@ fn no_wait(_: Duration) {}
 
 /// Captures JSON log lines of `f`.
 fn capture(f: impl FnOnce()) -> Vec<Value> {
-    #[derive(Clone, Default)]
-    struct Captured(Arc<Mutex<Vec<u8>>>);
-    impl Write for Captured {
-        fn write(&mut self, bytes: &[u8]) -> io::Result<usize> {
-            self.0.lock().unwrap().extend_from_slice(bytes);
-            Ok(bytes.len())
-        }
-        fn flush(&mut self) -> io::Result<()> {
-            Ok(())
-        }
-    }
-    let captured = Captured::default();
-    let writer = captured.clone();
-    let subscriber = tracing_subscriber::fmt()
-        .json()
-        .with_writer(move || writer.clone())
-        .finish();
-    tracing::subscriber::with_default(subscriber, f);
-    let text = String::from_utf8(captured.0.lock().unwrap().clone()).unwrap();
-    text.lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
+    common::capture_logs(f).0
 }
 
 // ---- budget ----

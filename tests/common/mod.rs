@@ -31,3 +31,40 @@ pub fn closed_port() -> u16 {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1:0");
     listener.local_addr().expect("local address").port()
 }
+
+/// Runs `f` with a JSON `tracing` subscriber (every level) on this thread,
+/// as an application would print its logs, and returns the events parsed
+/// and the raw text.
+pub fn capture_logs(f: impl FnOnce()) -> (Vec<serde_json::Value>, String) {
+    use std::io::{self, Write};
+    use std::sync::{Arc, Mutex};
+
+    #[derive(Clone, Default)]
+    struct Captured(Arc<Mutex<Vec<u8>>>);
+
+    impl Write for Captured {
+        fn write(&mut self, bytes: &[u8]) -> io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(bytes);
+            Ok(bytes.len())
+        }
+
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+
+    let captured = Captured::default();
+    let writer = captured.clone();
+    let subscriber = tracing_subscriber::fmt()
+        .json()
+        .with_max_level(tracing::Level::TRACE)
+        .with_writer(move || writer.clone())
+        .finish();
+    tracing::subscriber::with_default(subscriber, f);
+    let text = String::from_utf8(captured.0.lock().unwrap().clone()).unwrap();
+    let events = text
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap_or_else(|e| panic!("{e}: {line}")))
+        .collect();
+    (events, text)
+}

@@ -45,17 +45,34 @@ unsafe impl GlobalAlloc for Counting {
 #[global_allocator]
 static ALLOCATOR: Counting = Counting;
 
-const SYNC: &[&str] = &["direct", "retry", "backon", "backoff"];
-const ASYNC: &[&str] = &[
-    "direct",
-    "retry",
-    "backon",
-    "tokio-retry2",
-    "backoff",
-    "tryhard",
+/// Every variant, by group: what `calls variants` lists and `calls allocs`
+/// measures.
+const VARIANTS: &[(&str, &[&str])] = &[
+    ("sync", &["direct", "retry", "backon", "backoff"]),
+    (
+        "async",
+        &[
+            "direct",
+            "retry",
+            "backon",
+            "tokio-retry2",
+            "backoff",
+            "tryhard",
+        ],
+    ),
+    ("sync-once", &["retry", "backon", "backoff"]),
+    (
+        "async-once",
+        &["retry", "backon", "tokio-retry2", "backoff", "tryhard"],
+    ),
 ];
-const SYNC_ONCE: &[&str] = &["retry", "backon", "backoff"];
-const ASYNC_ONCE: &[&str] = &["retry", "backon", "tokio-retry2", "backoff", "tryhard"];
+
+/// Each variant as `group<TAB>variant`.
+fn variants() -> impl Iterator<Item = (&'static str, &'static str)> {
+    VARIANTS
+        .iter()
+        .flat_map(|(group, variants)| variants.iter().map(move |variant| (*group, *variant)))
+}
 
 fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_current_thread()
@@ -153,28 +170,14 @@ fn main() {
     {
         ["run", group, variant, n] => run(group, variant, n.parse().expect("a number of calls")),
         ["allocs"] => {
-            for (group, variants) in [
-                ("sync", SYNC),
-                ("async", ASYNC),
-                ("sync-once", SYNC_ONCE),
-                ("async-once", ASYNC_ONCE),
-            ] {
-                for variant in variants {
-                    println!("{group}\t{variant}\t{}", allocations(group, variant));
-                }
+            for (group, variant) in variants() {
+                println!("{group}\t{variant}\t{}", allocations(group, variant));
             }
         }
         ["sizes"] => sizes(),
         ["variants"] => {
-            for (group, variants) in [
-                ("sync", SYNC),
-                ("async", ASYNC),
-                ("sync-once", SYNC_ONCE),
-                ("async-once", ASYNC_ONCE),
-            ] {
-                for variant in variants {
-                    println!("{group}\t{variant}");
-                }
+            for (group, variant) in variants() {
+                println!("{group}\t{variant}");
             }
         }
         _ => eprintln!(

@@ -8,12 +8,13 @@
 
 mod common;
 
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use common::{Codes, seen};
 use retry::retry;
-use sqlx::mysql::{MySqlPool, MySqlPoolOptions};
+use sqlx::mysql::MySqlPool;
 use tokio::sync::Barrier;
 
 /// A pool and a table of its own, dropped at the end.
@@ -24,13 +25,7 @@ struct Db {
 
 impl Db {
     async fn connect() -> Option<Db> {
-        let url = common::server_url("RETRY_TEST_MYSQL_URL")?;
-        let pool = MySqlPoolOptions::new()
-            .max_connections(6)
-            .acquire_timeout(Duration::from_secs(10))
-            .connect(&url)
-            .await
-            .expect("RETRY_TEST_MYSQL_URL is set but the server does not answer");
+        let pool = common::sqlx_pool("RETRY_TEST_MYSQL_URL").await?;
         let table = format!("retry_{}", common::unique());
         let db = Db { pool, table };
         db.run("CREATE TABLE {t} (id INT PRIMARY KEY, value INT NOT NULL) ENGINE = InnoDB")
@@ -55,14 +50,6 @@ impl Db {
         self.run("DROP TABLE {t}").await;
         self.pool.close().await;
     }
-}
-
-/// The codes the `after` hook saw, attempt by attempt.
-type Codes = Mutex<Vec<Option<String>>>;
-
-fn seen(codes: &Codes, ctx: &retry::hooks::Context<'_, Result<(), sqlx::Error>>) {
-    let code = ctx.class().and_then(|c| c.code().map(str::to_owned));
-    codes.lock().unwrap().push(code);
 }
 
 /// Updates both rows, in the order given, inside one transaction.

@@ -11,8 +11,9 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use common::{Codes, seen};
 use retry::retry;
-use sqlx::postgres::{PgPool, PgPoolOptions};
+use sqlx::postgres::PgPool;
 use tokio::sync::{Barrier, oneshot};
 
 /// A pool and a schema of its own, dropped at the end.
@@ -23,13 +24,7 @@ struct Db {
 
 impl Db {
     async fn connect() -> Option<Db> {
-        let url = common::server_url("RETRY_TEST_POSTGRES_URL")?;
-        let pool = PgPoolOptions::new()
-            .max_connections(6)
-            .acquire_timeout(Duration::from_secs(10))
-            .connect(&url)
-            .await
-            .expect("RETRY_TEST_POSTGRES_URL is set but the server does not answer");
+        let pool = common::sqlx_pool("RETRY_TEST_POSTGRES_URL").await?;
         let schema = format!("retry_{}", common::unique());
         sqlx::query(&format!("CREATE SCHEMA {schema}"))
             .execute(&pool)
@@ -47,14 +42,6 @@ impl Db {
         self.run("DROP SCHEMA {s} CASCADE").await;
         self.pool.close().await;
     }
-}
-
-/// The codes the `after` hook saw, attempt by attempt.
-type Codes = Mutex<Vec<Option<String>>>;
-
-fn seen(codes: &Codes, ctx: &retry::hooks::Context<'_, Result<(), sqlx::Error>>) {
-    let code = ctx.class().and_then(|c| c.code().map(str::to_owned));
-    codes.lock().unwrap().push(code);
 }
 
 #[retry(max = 40, backoff = fixed(25ms), after = |ctx| seen(codes, ctx))]

@@ -16,6 +16,28 @@ pub fn server_url(var: &str) -> Option<String> {
     }
 }
 
+/// A pool of a few connections to the SQL server whose address is in
+/// `var`, or `None` after saying why the test is skipped.
+pub async fn sqlx_pool<DB: sqlx::Database>(var: &str) -> Option<sqlx::Pool<DB>> {
+    let url = server_url(var)?;
+    let pool = sqlx::pool::PoolOptions::<DB>::new()
+        .max_connections(6)
+        .acquire_timeout(std::time::Duration::from_secs(10))
+        .connect(&url)
+        .await
+        .unwrap_or_else(|e| panic!("{var} is set but the server does not answer: {e}"));
+    Some(pool)
+}
+
+/// The error codes an `after` hook saw, attempt by attempt.
+pub type Codes = std::sync::Mutex<Vec<Option<String>>>;
+
+/// An `after` hook that records the code of each attempt's class.
+pub fn seen(codes: &Codes, ctx: &retry::hooks::Context<'_, Result<(), sqlx::Error>>) {
+    let code = ctx.class().and_then(|c| c.code().map(str::to_owned));
+    codes.lock().unwrap().push(code);
+}
+
 /// A suffix for names of tables and keys that no other test run uses.
 pub fn unique() -> String {
     format!("{}_{:08x}", std::process::id(), rand_u32())

@@ -12,9 +12,10 @@ mod variants;
 use std::cell::Cell;
 use std::future::Future;
 use std::hint::black_box;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
-use criterion::{Criterion, criterion_group, criterion_main};
+use criterion::measurement::WallTime;
+use criterion::{BenchmarkGroup, Criterion, criterion_group, criterion_main};
 use variants::*;
 
 fn runtime() -> tokio::runtime::Runtime {
@@ -24,19 +25,25 @@ fn runtime() -> tokio::runtime::Runtime {
         .expect("a current-thread runtime")
 }
 
-/// Times `iters` awaits of `call` inside one `block_on`.
-fn many<F: Future>(
+/// Benchmarks `call` as `name` in `group`, timing many awaits of it inside
+/// one `block_on`.
+fn bench_async<F: Future>(
+    group: &mut BenchmarkGroup<'_, WallTime>,
     runtime: &tokio::runtime::Runtime,
-    iters: u64,
+    name: &str,
     mut call: impl FnMut() -> F,
-) -> Duration {
-    runtime.block_on(async {
-        let start = Instant::now();
-        for _ in 0..iters {
-            black_box(call().await);
-        }
-        start.elapsed()
-    })
+) {
+    group.bench_function(name, |b| {
+        b.iter_custom(|iters| {
+            runtime.block_on(async {
+                let start = Instant::now();
+                for _ in 0..iters {
+                    black_box(call().await);
+                }
+                start.elapsed()
+            })
+        })
+    });
 }
 
 fn success_path(c: &mut Criterion) {
@@ -48,26 +55,16 @@ fn success_path(c: &mut Criterion) {
     sync.finish();
 
     let rt = runtime();
-    let mut asynchronous = c.benchmark_group("async success");
-    asynchronous.bench_function("direct", |b| {
-        b.iter_custom(|n| many(&rt, n, || direct_async(black_box(7))))
+    let mut group = c.benchmark_group("async success");
+    bench_async(&mut group, &rt, "direct", || direct_async(black_box(7)));
+    bench_async(&mut group, &rt, "#[retry]", || retried_async(black_box(7)));
+    bench_async(&mut group, &rt, "backon", || backon_async(black_box(7)));
+    bench_async(&mut group, &rt, "tokio-retry2", || {
+        tokio_retry2(black_box(7))
     });
-    asynchronous.bench_function("#[retry]", |b| {
-        b.iter_custom(|n| many(&rt, n, || retried_async(black_box(7))))
-    });
-    asynchronous.bench_function("backon", |b| {
-        b.iter_custom(|n| many(&rt, n, || backon_async(black_box(7))))
-    });
-    asynchronous.bench_function("tokio-retry2", |b| {
-        b.iter_custom(|n| many(&rt, n, || tokio_retry2(black_box(7))))
-    });
-    asynchronous.bench_function("backoff", |b| {
-        b.iter_custom(|n| many(&rt, n, || backoff_async(black_box(7))))
-    });
-    asynchronous.bench_function("tryhard", |b| {
-        b.iter_custom(|n| many(&rt, n, || tryhard(black_box(7))))
-    });
-    asynchronous.finish();
+    bench_async(&mut group, &rt, "backoff", || backoff_async(black_box(7)));
+    bench_async(&mut group, &rt, "tryhard", || tryhard(black_box(7)));
+    group.finish();
 }
 
 fn one_retry(c: &mut Criterion) {
@@ -79,23 +76,15 @@ fn one_retry(c: &mut Criterion) {
     sync.finish();
 
     let rt = runtime();
-    let mut asynchronous = c.benchmark_group("async one retry");
-    asynchronous.bench_function("#[retry]", |b| {
-        b.iter_custom(|n| many(&rt, n, || retried_once_async(&failed)))
+    let mut group = c.benchmark_group("async one retry");
+    bench_async(&mut group, &rt, "#[retry]", || retried_once_async(&failed));
+    bench_async(&mut group, &rt, "backon", || backon_once_async(&failed));
+    bench_async(&mut group, &rt, "tokio-retry2", || {
+        tokio_retry2_once(&failed)
     });
-    asynchronous.bench_function("backon", |b| {
-        b.iter_custom(|n| many(&rt, n, || backon_once_async(&failed)))
-    });
-    asynchronous.bench_function("tokio-retry2", |b| {
-        b.iter_custom(|n| many(&rt, n, || tokio_retry2_once(&failed)))
-    });
-    asynchronous.bench_function("backoff", |b| {
-        b.iter_custom(|n| many(&rt, n, || backoff_once_async(&failed)))
-    });
-    asynchronous.bench_function("tryhard", |b| {
-        b.iter_custom(|n| many(&rt, n, || tryhard_once(&failed)))
-    });
-    asynchronous.finish();
+    bench_async(&mut group, &rt, "backoff", || backoff_once_async(&failed));
+    bench_async(&mut group, &rt, "tryhard", || tryhard_once(&failed));
+    group.finish();
 }
 
 criterion_group!(benches, success_path, one_retry);

@@ -12,20 +12,27 @@
 //!
 //! ```text
 //! async fn fetch(url: &str) -> Result<String, Error> {
-//!     static __RETRY_POLICY: Policy<Fixed> = Policy::new(concat!(module_path!(), "::fetch"), Fixed::new(200ms)).max_attempts(3);
+//!     static __RETRY_SITE: Site = Site::new(concat!(module_path!(), "::fetch"));
+//!     static __RETRY_POLICY: Policy<Fixed> = Policy::new(Fixed::new(200ms)).max_attempts(3);
 //!     let __retry_policy = &__RETRY_POLICY;
-//!     let mut __retry_call = Call::new(__retry_policy, async_clock());
+//!     let mut __retry_call = Call::new(__retry_policy, &__RETRY_SITE, async_clock());
 //!     loop {
-//!         let __retry_out = attempt::<Result<String, Error>, _>(async { body }).await;
-//!         match __retry_call.next(__retry_out, classify_by_type, |e, f| describe(e, f)) {
-//!             Step::Done(out) => return out,
-//!             Step::Retry(delay) => wait(&mut __retry_call, delay).await,
-//!         }
+//!         let __retry_delay = {
+//!             let __retry_out = __retry_call
+//!                 .scoped(pin!(attempt::<Result<String, Error>, _>(async { body })))
+//!                 .await;
+//!             match __retry_call.decide(&__retry_out, classify, describe, judge, span, fields) {
+//!                 Decision::Return | Decision::GiveUp(_) => return __retry_out,
+//!                 Decision::Retry(delay) => delay,
+//!             }
+//!         };
+//!         wait(&mut __retry_call, __retry_delay).await;
 //!     }
 //! }
 //! ```
 //!
-//! A sync function runs its body as `(|| -> Ret { body })()` instead, and
+//! A sync function runs its body as `__retry_call.scope(|| -> Ret { body })`
+//! instead, keeps its call's failure state inline (`Call::new_inline`), and
 //! sleeps on the thread. The body's tokens appear exactly once.
 
 use proc_macro2::{Span, TokenStream, TokenTree};

@@ -213,12 +213,11 @@ impl Slot for Boxed {
 pub struct FailureState {
     /// Waits skipped by test mode, counted as time that passed.
     skipped: Duration,
-    previous_delay: Duration,
     rng: Option<Rng>,
     last_class: Option<Classification>,
+    /// The delay of the last decision when it was a retry (so `attempt` has
+    /// moved on); `None` after a success or a give-up.
     last_delay: Option<Duration>,
-    /// Whether the last decision was a retry, so that `attempt` has moved on.
-    retried: bool,
     gave_up: Option<GiveUp>,
     /// Kept only when there is a dead-letter sink to give it to.
     history: Vec<AttemptRecord>,
@@ -441,7 +440,7 @@ impl<'p, B: Backoff, C: Clock, S: Slot> Call<'p, B, C, S> {
         let failures = self.failures();
         let (attempt, class, gave_up) = match outcome {
             None => (attempt, None, None),
-            Some(_) if failures.retried => (attempt - 1, failures.last_class, None),
+            Some(_) if failures.last_delay.is_some() => (attempt - 1, failures.last_class, None),
             Some(_) => (attempt, failures.last_class, failures.gave_up),
         };
         Context {
@@ -462,7 +461,6 @@ impl<'p, B: Backoff, C: Clock, S: Slot> Call<'p, B, C, S> {
         let failures = self.failures();
         failures.last_class = None;
         failures.last_delay = None;
-        failures.retried = false;
         let elapsed = self.elapsed();
         self.site.success_after_retries(elapsed);
         log::succeeded(self.site, self.policy, self.attempt, elapsed, span);
@@ -504,9 +502,7 @@ impl<'p, B: Backoff, C: Clock, S: Slot> Call<'p, B, C, S> {
                 self.attempt = self.attempt.saturating_add(1);
                 let wait = testing::wait(delay);
                 let failures = self.failures();
-                failures.previous_delay = delay;
                 failures.last_delay = Some(delay);
-                failures.retried = true;
                 failures.skipped = failures.skipped.saturating_add(delay - wait);
                 Decision::Retry(wait)
             }
@@ -525,7 +521,6 @@ impl<'p, B: Backoff, C: Clock, S: Slot> Call<'p, B, C, S> {
                 self.site.gave_up(reason, elapsed, self.attempt > 1);
                 let failures = self.failures();
                 failures.last_delay = None;
-                failures.retried = false;
                 failures.gave_up = Some(reason);
                 if let Some(sink) = self.policy.dead_letter {
                     let record = self.record(reason, &class, error, elapsed, fields);
@@ -665,11 +660,8 @@ impl<'p, B: Backoff, C: Clock, S: Slot> Call<'p, B, C, S> {
         }
         let base = backoff.delay(1);
         let failures = self.failures();
-        let previous = if retry == 1 {
-            base
-        } else {
-            failures.previous_delay
-        };
+        // Before the first retry there is no previous delay: the base stands in.
+        let previous = failures.last_delay.unwrap_or(base);
         let rng = failures.rng.get_or_insert_with(Rng::from_entropy);
         (jitter.apply(planned, previous, base, cap, rng), from)
     }

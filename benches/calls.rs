@@ -48,22 +48,22 @@ static ALLOCATOR: Counting = Counting;
 /// Every variant, by group: what `calls variants` lists and `calls allocs`
 /// measures.
 const VARIANTS: &[(&str, &[&str])] = &[
-    ("sync", &["direct", "retry", "backon", "backoff"]),
+    ("sync", &["direct", "reattempt", "backon", "backoff"]),
     (
         "async",
         &[
             "direct",
-            "retry",
+            "reattempt",
             "backon",
             "tokio-retry2",
             "backoff",
             "tryhard",
         ],
     ),
-    ("sync-once", &["retry", "backon", "backoff"]),
+    ("sync-once", &["reattempt", "backon", "backoff"]),
     (
         "async-once",
-        &["retry", "backon", "tokio-retry2", "backoff", "tryhard"],
+        &["reattempt", "backon", "tokio-retry2", "backoff", "tryhard"],
     ),
 ];
 
@@ -103,19 +103,19 @@ fn run(group: &str, variant: &str, n: u64) {
     }
     match (group, variant) {
         ("sync", "direct") => sync_loop!(direct(black_box(7))),
-        ("sync", "retry") => sync_loop!(retried(black_box(7))),
+        ("sync", "reattempt") => sync_loop!(retried(black_box(7))),
         ("sync", "backon") => sync_loop!(backon_sync(black_box(7))),
         ("sync", "backoff") => sync_loop!(backoff_sync(black_box(7))),
         ("async", "direct") => async_loop!(direct_async(black_box(7))),
-        ("async", "retry") => async_loop!(retried_async(black_box(7))),
+        ("async", "reattempt") => async_loop!(retried_async(black_box(7))),
         ("async", "backon") => async_loop!(backon_async(black_box(7))),
         ("async", "tokio-retry2") => async_loop!(tokio_retry2(black_box(7))),
         ("async", "backoff") => async_loop!(backoff_async(black_box(7))),
         ("async", "tryhard") => async_loop!(tryhard(black_box(7))),
-        ("sync-once", "retry") => sync_loop!(retried_once(&failed)),
+        ("sync-once", "reattempt") => sync_loop!(retried_once(&failed)),
         ("sync-once", "backon") => sync_loop!(backon_once(&failed)),
         ("sync-once", "backoff") => sync_loop!(backoff_once(&failed)),
-        ("async-once", "retry") => async_loop!(retried_once_async(&failed)),
+        ("async-once", "reattempt") => async_loop!(retried_once_async(&failed)),
         ("async-once", "backon") => async_loop!(backon_once_async(&failed)),
         ("async-once", "tokio-retry2") => async_loop!(tokio_retry2_once(&failed)),
         ("async-once", "backoff") => async_loop!(backoff_once_async(&failed)),

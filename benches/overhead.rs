@@ -2,7 +2,7 @@
 //! crates (backon, tokio-retry2, backoff, tryhard): on the success path,
 //! and for a call that fails once and is retried at once.
 //!
-//! `cargo bench --bench overhead`. Async variants run many calls inside one
+//! `cargo bench -p benches --bench overhead`. Async variants run many calls inside one
 //! `block_on` of a current-thread runtime, so the runtime's own cost is not
 //! counted per call. See BENCHMARKS.md for the figures.
 

@@ -9,8 +9,8 @@ use std::io::{self, ErrorKind};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
-use retry::dead_letter::JsonLines;
-use retry::{Alert, ConcurrencyLimit, RetryBudget, retry};
+use reattempt::dead_letter::JsonLines;
+use reattempt::{Alert, ConcurrencyLimit, RetryBudget, retry};
 
 /// Retries may add 30% to the jobs' first attempts, plus 2 a second.
 static BUDGET: RetryBudget = RetryBudget::new(0.3, 2, Duration::from_secs(10));
@@ -57,7 +57,7 @@ fn dependency(job: u32, attempt: u32) -> io::Result<u32> {
     fields(job),
 )]
 async fn run_job(job: u32) -> io::Result<u32> {
-    let attempt = retry::attempt().map_or(1, |a| a.number());
+    let attempt = reattempt::attempt().map_or(1, |a| a.number());
     tokio::time::sleep(Duration::from_millis(5)).await;
     dependency(job, attempt)
 }
@@ -102,7 +102,7 @@ async fn main() {
         "\n{:<20} {:>6} {:>9} {:>8} {:>9} {:>8} {:>10}",
         "function", "calls", "first try", "retried", "gave up", "attempts", "time"
     );
-    for stats in retry::stats::all() {
+    for stats in reattempt::stats::all() {
         println!(
             "{:<20} {:>6} {:>9} {:>8} {:>9} {:>8} {:>10.3?}",
             stats.function,

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Instruction counts (callgrind), heap allocations and future sizes per call
 # of `#[retry]` and its peers: the measurements of BENCHMARKS.md that do not
-# depend on the machine's load. Timings are `cargo bench --bench overhead`.
+# depend on the machine's load. Timings are `cargo bench -p benches --bench overhead`.
 #
 # Instructions per call are the difference between a run of N calls and a
 # run of none, divided by N, so that start-up and the runtime's set-up
@@ -11,7 +11,7 @@ cd "$(dirname "$0")/.."
 
 calls=${CALLS:-20000}
 
-cargo bench --bench calls --no-run --message-format=json-render-diagnostics >target/calls-build.json
+cargo bench -p benches --bench calls --no-run --message-format=json-render-diagnostics >target/calls-build.json
 binary=$(grep -o '"executable":"[^"]*calls-[^"]*"' target/calls-build.json | tail -1 | cut -d'"' -f4)
 [ -x "$binary" ] || { echo "could not find the calls benchmark binary" >&2; exit 1; }
 

@@ -6,7 +6,7 @@
 /// [crate documentation](crate) for the arguments.
 ///
 /// ```
-/// use retry::retry;
+/// use reattempt::retry;
 ///
 /// #[derive(Debug)]
 /// enum Error {
@@ -27,25 +27,25 @@
 /// Misuse is a compile error on the argument at fault:
 ///
 /// ```compile_fail
-/// # use retry::retry;
+/// # use reattempt::retry;
 /// #[retry(max = 0)] // `max` counts attempts, the first call included, so it is at least 1
 /// fn f() -> std::io::Result<()> { Ok(()) }
 /// ```
 ///
 /// ```compile_fail
-/// # use retry::retry;
+/// # use reattempt::retry;
 /// #[retry] // `#[retry]` cannot go on a `const fn`: retrying loops and waits at run time
 /// const fn f() -> Result<(), ()> { Ok(()) }
 /// ```
 ///
 /// ```compile_fail
-/// # use retry::retry;
+/// # use reattempt::retry;
 /// #[retry(attempt_timeout = 1s)] // works on async functions only
 /// fn f() -> std::io::Result<()> { Ok(()) }
 /// ```
-pub use retry_macros::retry;
+pub use reattempt_macros::retry;
 
-pub use retry_core::{
+pub use reattempt_core::{
     Acquire, Alert, Attempt, AttemptTimeout, Boxed, ByType, Call, CallId, Class, Classification,
     Classified, ClassifiedValue, Classify, Clock, Code, ConcurrencyLimit, DEFAULT_ALERT_AFTER,
     DEFAULT_MAX_ATTEMPTS, DEFAULT_MAX_RETRY_AFTER, Decision, FailureState, Fallible, FieldVisitor,
@@ -55,9 +55,9 @@ pub use retry_core::{
 };
 
 #[cfg(feature = "tokio")]
-pub use retry_core::{TokioClock, Wait};
+pub use reattempt_core::{TokioClock, Wait};
 
 #[doc(hidden)]
 pub mod __private {
-    pub use retry_core::__private::*;
+    pub use reattempt_core::__private::*;
 }

@@ -9,7 +9,7 @@ use std::pin::pin;
 use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
-use retry::retry;
+use reattempt::retry;
 
 struct Counting;
 
@@ -136,4 +136,38 @@ fn an_async_call_also_allocates_its_timer_once() {
         // The failure state and tokio's timer entry, reused for every wait.
         assert_eq!(n, 2, "{retries} retries");
     }
+}
+
+/// A `fmt::Write` into a fixed buffer, so that formatting itself cannot
+/// allocate.
+struct Fixed {
+    bytes: [u8; 64],
+    len: usize,
+}
+
+impl std::fmt::Write for Fixed {
+    fn write_str(&mut self, s: &str) -> std::fmt::Result {
+        let end = self.len + s.len();
+        self.bytes
+            .get_mut(self.len..end)
+            .ok_or(std::fmt::Error)?
+            .copy_from_slice(s.as_bytes());
+        self.len = end;
+        Ok(())
+    }
+}
+
+#[test]
+fn writing_a_call_id_allocates_nothing() {
+    use std::fmt::Write as _;
+
+    let id = reattempt::CallId::random();
+    let mut out = Fixed {
+        bytes: [0; 64],
+        len: 0,
+    };
+    let (allocations, result) = allocations(|| write!(out, "{id}"));
+    result.unwrap();
+    assert_eq!(allocations, 0);
+    assert_eq!(out.len, 36);
 }

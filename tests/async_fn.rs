@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
-use retry::{Class, Classification, retry};
+use reattempt::{Class, Classification, retry};
 use tokio::time::Instant;
 
 fn secs(n: u64) -> Duration {

@@ -1,11 +1,12 @@
 //! The expansion names only absolute paths and keeps its locals to itself:
-//! a crate with its own `retry` and `core` modules, glob imports that
+//! a crate with its own `reattempt`, `retry` and `core` modules, glob imports that
 //! shadow prelude names, and arguments named like the expansion's locals
 //! all work, under `unused_qualifications` and clippy's pedantic lints.
 
 #![deny(unused_qualifications, clippy::pedantic)]
 #![allow(clippy::unnecessary_wraps, clippy::trivially_copy_pass_by_ref)]
 
+mod reattempt {}
 mod retry {}
 mod core {}
 
@@ -14,7 +15,7 @@ use std::io::*;
 
 use std::cell::Cell;
 
-#[::retry::retry(max = 3, backoff = none)]
+#[::reattempt::retry(max = 3, backoff = none)]
 fn shadowed(
     __retry_call: &Cell<u32>,
     __retry_policy: u32,
@@ -35,7 +36,7 @@ fn arguments_named_like_the_expansions_locals_are_the_users() {
     assert_eq!(calls.get(), 3);
 }
 
-#[::retry::retry(max = 2, backoff = none)]
+#[::reattempt::retry(max = 2, backoff = none)]
 async fn shadowed_async(__retry_out: &Cell<u32>, __retry_e: u32) -> Result<u32> {
     // A glob import in the body cannot reach the expansion's names.
     #[allow(unused_imports)]
@@ -53,7 +54,7 @@ async fn async_bodies_with_glob_imports() {
     assert_eq!(shadowed_async(&calls, 9).await.unwrap(), 9);
 }
 
-#[::retry::retry(max = 2, backoff = none)]
+#[::reattempt::retry(max = 2, backoff = none)]
 fn pedantic_bodies(n: u32) -> Result<()> {
     if n > 10 {
         return Ok(());

@@ -9,7 +9,7 @@ use std::io::{self, ErrorKind};
 use std::time::Duration;
 
 use common::capture_logs as capture;
-use retry::retry;
+use reattempt::retry;
 use serde_json::Value;
 
 fn no_wait(_: Duration) {}
@@ -36,7 +36,7 @@ fn each_retried_failure_is_a_warn_and_a_late_success_an_info() {
     assert_eq!(events.len(), 3, "{text}");
     for (event, attempt) in events[..2].iter().zip(1..) {
         assert_eq!(event["level"], "WARN");
-        assert_eq!(event["target"], "retry");
+        assert_eq!(event["target"], "reattempt");
         assert_eq!(field(event, "message"), "attempt failed; retrying");
         assert_eq!(field(event, "function"), "logs::login");
         assert_eq!(field(event, "attempt"), attempt);
@@ -223,7 +223,7 @@ fn a_timed_out_attempt_is_logged_as_a_transient_timeout() {
     assert_eq!(field(&events[1], "reason"), "exhausted");
 }
 
-#[retry(on = |_| retry::Classification::rate_limited().with_retry_after(Duration::from_secs(90)), max = 3, sleep = no_wait)]
+#[retry(on = |_| reattempt::Classification::rate_limited().with_retry_after(Duration::from_secs(90)), max = 3, sleep = no_wait)]
 fn asks_too_much() -> Result<(), String> {
     Err("slow down".to_owned())
 }

@@ -10,9 +10,9 @@ use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
 
-use retry::dead_letter::{DelayFrom, JsonLines, Memory};
-use retry::dynamic::{BackoffSpec, DynamicPolicy};
-use retry::{Alert, Class, Classification, ConcurrencyLimit, GiveUp, RetryBudget, retry};
+use reattempt::dead_letter::{DelayFrom, JsonLines, Memory};
+use reattempt::dynamic::{BackoffSpec, DynamicPolicy};
+use reattempt::{Alert, Class, Classification, ConcurrencyLimit, GiveUp, RetryBudget, retry};
 use serde_json::Value;
 
 fn no_wait(_: Duration) {}
@@ -55,7 +55,7 @@ fn a_budget_keeps_retries_within_its_ratio_of_first_attempts() {
         with >= 1_150,
         "the budget is used, not just refused: {with}"
     );
-    let budget = retry::stats::get("operations::with_budget").unwrap();
+    let budget = reattempt::stats::get("operations::with_budget").unwrap();
     assert!(budget.give_ups.budget >= 800, "{budget:?}");
     let events = capture(|| {
         with_budget(&AtomicU32::new(0)).unwrap_err();
@@ -180,7 +180,7 @@ fn throttled_then(code: u16) -> impl Fn(&u16) -> Classification {
                 .with_code(429u16)
                 .with_retry_after(Duration::from_millis(250))
         } else {
-            retry::http::status(code.max(*status))
+            reattempt::http::status(code.max(*status))
         }
     }
 }
@@ -370,7 +370,10 @@ fn the_same_failure_n_times_in_a_row_raises_one_alert_until_a_success() {
     watched(Some(reset)).unwrap_err();
     watched(Some(reset)).unwrap_err();
     assert_eq!(ALERTS.lock().unwrap().len(), 2);
-    assert_eq!(retry::stats::get("operations::watched").unwrap().alerts, 2);
+    assert_eq!(
+        reattempt::stats::get("operations::watched").unwrap().alerts,
+        2
+    );
 }
 
 // ---- statistics ----
@@ -393,7 +396,7 @@ fn statistics_count_a_known_sequence_of_calls() {
     counted(&Cell::new(0), 9, ErrorKind::TimedOut).unwrap_err(); // exhausted: 3 attempts
     counted(&Cell::new(0), 9, ErrorKind::NotFound).unwrap_err(); // permanent: 1 attempt
     counted(&Cell::new(0), 9, ErrorKind::InvalidData).unwrap_err(); // validation: 1 attempt
-    let stats = retry::stats::get("operations::counted").unwrap();
+    let stats = reattempt::stats::get("operations::counted").unwrap();
     assert_eq!(stats.calls, 6);
     assert_eq!(stats.first_try_successes, 2);
     assert_eq!(stats.successes_after_retries, 1);
@@ -403,63 +406,9 @@ fn statistics_count_a_known_sequence_of_calls() {
     assert_eq!(stats.give_ups.total(), 3);
     assert_eq!(stats.attempts, 1 + 1 + 3 + 3 + 1 + 1);
     assert!(
-        retry::stats::all()
+        reattempt::stats::all()
             .iter()
             .any(|s| s.function == "operations::counted")
-    );
-}
-
-#[retry(max = 3, backoff = none, sleep = no_wait)]
-fn exported(calls: &Cell<u32>) -> io::Result<()> {
-    calls.set(calls.get() + 1);
-    if calls.get() < 2 {
-        return Err(ErrorKind::TimedOut.into());
-    }
-    Ok(())
-}
-
-#[cfg(feature = "metrics")]
-#[test]
-fn statistics_are_exported_through_the_metrics_facade() {
-    use metrics_util::debugging::{DebugValue, DebuggingRecorder};
-
-    exported(&Cell::new(0)).unwrap();
-    let expected = retry::stats::get("operations::exported").unwrap();
-    assert_eq!(
-        (expected.successes_after_retries, expected.attempts),
-        (1, 2)
-    );
-    let recorder = DebuggingRecorder::new();
-    let snapshotter = recorder.snapshotter();
-    metrics::with_local_recorder(&recorder, retry::stats::publish_metrics);
-    let metrics = snapshotter.snapshot().into_vec();
-    let value = |name: &str, labels: &[(&str, &str)]| {
-        metrics
-            .iter()
-            .find(|(key, ..)| {
-                let key = key.key();
-                key.name() == name
-                    && labels
-                        .iter()
-                        .all(|(k, v)| key.labels().any(|l| l.key() == *k && l.value() == *v))
-            })
-            .map(|(.., value)| value)
-    };
-    let function = ("function", "operations::exported");
-    assert_eq!(
-        value(
-            "retry_calls_total",
-            &[function, ("outcome", "after_retries")]
-        ),
-        Some(&DebugValue::Counter(expected.successes_after_retries))
-    );
-    assert_eq!(
-        value("retry_attempts_total", &[function]),
-        Some(&DebugValue::Counter(expected.attempts))
-    );
-    assert_eq!(
-        value("retry_give_ups_total", &[function, ("reason", "exhausted")]),
-        Some(&DebugValue::Counter(expected.give_ups.exhausted))
     );
 }
 
@@ -596,7 +545,7 @@ fn nested_retries_multiply_unless_the_inner_ones_are_single() {
         "only the outer call retries"
     );
     assert_eq!(
-        retry::stats::get("operations::middle_single")
+        reattempt::stats::get("operations::middle_single")
             .unwrap()
             .give_ups
             .nested,
@@ -612,7 +561,6 @@ fn with_unknown_errors() -> Result<(), Box<dyn std::error::Error + Send + Sync>>
 #[test]
 fn unknown_boxed_errors_are_permanent() {
     with_unknown_errors().unwrap_err();
-    let stats = retry::stats::get("operations::with_unknown_errors").unwrap();
+    let stats = reattempt::stats::get("operations::with_unknown_errors").unwrap();
     assert_eq!((stats.attempts, stats.give_ups.permanent), (1, 1));
-    let _ = common::unique();
 }

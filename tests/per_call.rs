@@ -1,5 +1,5 @@
 //! Per-call controls: attempt timeouts, server delays, retrying on values,
-//! hooks, presets, `retry::attempt()` and cancellation. Async tests run on
+//! hooks, presets, `reattempt::attempt()` and cancellation. Async tests run on
 //! tokio's paused clock and assert exact virtual times.
 
 use std::cell::{Cell, RefCell};
@@ -8,8 +8,8 @@ use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use retry::hooks::Context;
-use retry::{AttemptTimeout, Class, Classification, GiveUp, retry};
+use reattempt::hooks::Context;
+use reattempt::{AttemptTimeout, Class, Classification, GiveUp, retry};
 use tokio::time::Instant;
 
 fn secs(n: u64) -> Duration {
@@ -435,7 +435,7 @@ async fn slow_async(calls: &AtomicU32) -> io::Result<()> {
 
 #[test]
 fn test_mode_skips_waits_but_keeps_attempts_and_the_deadline() {
-    let waits = retry::testing::instant();
+    let waits = reattempt::testing::instant();
     let started = std::time::Instant::now();
     let calls = Cell::new(0);
     slow_to_give_up(&calls).unwrap_err();
@@ -472,9 +472,9 @@ fn network(calls: &Cell<u32>) -> io::Result<()> {
 #[derive(Debug)]
 struct Status(u16);
 
-impl retry::Classified for Status {
+impl reattempt::Classified for Status {
     fn classification(&self) -> Classification {
-        retry::http::status(self.0)
+        reattempt::http::status(self.0)
     }
 }
 
@@ -543,11 +543,11 @@ fn external_api_retries_5xx_408_and_429_only_with_full_jitter() {
     }
 }
 
-// ---- retry::attempt() ----
+// ---- reattempt::attempt() ----
 
 #[retry(max = 3, backoff = none, sleep = record)]
-fn sees_itself(seen: &mut Vec<retry::Attempt>) -> io::Result<()> {
-    seen.push(retry::attempt().expect("inside a retried call"));
+fn sees_itself(seen: &mut Vec<reattempt::Attempt>) -> io::Result<()> {
+    seen.push(reattempt::attempt().expect("inside a retried call"));
     if seen.len() < 3 {
         return Err(ErrorKind::TimedOut.into());
     }
@@ -556,7 +556,7 @@ fn sees_itself(seen: &mut Vec<retry::Attempt>) -> io::Result<()> {
 
 #[test]
 fn the_body_sees_its_attempt_and_one_call_id() {
-    assert!(retry::attempt().is_none());
+    assert!(reattempt::attempt().is_none());
     let mut seen = Vec::new();
     sees_itself(&mut seen).unwrap();
     assert_eq!(
@@ -573,16 +573,16 @@ fn the_body_sees_its_attempt_and_one_call_id() {
         seen[0].call_id(),
         "a new call, a new id"
     );
-    assert!(retry::attempt().is_none());
+    assert!(reattempt::attempt().is_none());
     waits();
 }
 
 #[retry(max = 2, backoff = fixed(1ms))]
 async fn sees_itself_across_awaits(ids: &Mutex<Vec<(u32, String)>>) -> io::Result<()> {
     tokio::task::yield_now().await;
-    let attempt = retry::attempt().expect("inside a retried call");
+    let attempt = reattempt::attempt().expect("inside a retried call");
     tokio::task::yield_now().await;
-    let again = retry::attempt().expect("still inside");
+    let again = reattempt::attempt().expect("still inside");
     assert_eq!(attempt, again);
     ids.lock()
         .unwrap()

@@ -8,7 +8,7 @@ use std::io::{self, ErrorKind};
 use std::str::FromStr;
 use std::time::Duration;
 
-use retry::retry;
+use reattempt::retry;
 
 fn no_wait(_: Duration) {}
 

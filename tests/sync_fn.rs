@@ -5,7 +5,7 @@ use std::cell::{Cell, RefCell};
 use std::io::{self, ErrorKind};
 use std::time::{Duration, Instant};
 
-use retry::{Class, Classification, Classify, retry};
+use reattempt::{Class, Classification, Classify, retry};
 
 thread_local! {
     static WAITS: RefCell<Vec<Duration>> = const { RefCell::new(Vec::new()) };
@@ -174,7 +174,7 @@ fn bool_closure_true_is_transient() {
     waits();
 }
 
-#[retry(on = |e| match e { ApiError::Status(s) => retry::http::status(*s), _ => Class::Logical.into() }, max = 3, backoff = none, sleep = record)]
+#[retry(on = |e| match e { ApiError::Status(s) => reattempt::http::status(*s), _ => Class::Logical.into() }, max = 3, backoff = none, sleep = record)]
 fn by_class_closure(calls: &Cell<u32>, status: u16) -> Result<(), ApiError> {
     calls.set(calls.get() + 1);
     Err(ApiError::Status(status))
@@ -255,10 +255,10 @@ impl From<io::Error> for AppError {
     }
 }
 
-impl retry::Classified for AppError {
+impl reattempt::Classified for AppError {
     fn classification(&self) -> Classification {
         match self {
-            AppError::Io(e) => retry::Classified::classification(e),
+            AppError::Io(e) => reattempt::Classified::classification(e),
             AppError::Parse => Classification::validation(),
         }
     }
@@ -378,7 +378,7 @@ fn custom_closure(calls: &Cell<u32>) -> io::Result<u32> {
 /// Always the same two delays, alternating.
 struct Alternate;
 
-impl retry::backoff::Backoff for Alternate {
+impl reattempt::backoff::Backoff for Alternate {
     fn delay(&self, retry: u32) -> Duration {
         if retry % 2 == 1 { ms(5) } else { ms(50) }
     }

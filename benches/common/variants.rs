@@ -11,7 +11,7 @@ use std::io;
 use std::time::Duration;
 
 use backon::{BlockingRetryable, ExponentialBuilder, Retryable};
-use retry::retry;
+use reattempt::retry;
 
 // ---- the success path ----
 

@@ -109,9 +109,9 @@ impl fmt::Display for GiveUp {
 /// jitter state.
 ///
 /// ```
-/// use retry::stats::Site;
-/// use retry::{Call, Classification, Decision, GiveUp, Policy, SystemClock};
-/// use retry::backoff::Fixed;
+/// use reattempt::stats::Site;
+/// use reattempt::{Call, Classification, Decision, GiveUp, Policy, SystemClock};
+/// use reattempt::backoff::Fixed;
 /// use std::time::Duration;
 ///
 /// static SITE: Site = Site::new("doc");

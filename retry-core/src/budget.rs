@@ -7,18 +7,7 @@
 //! stack multiply. A budget lets retries absorb scattered failures, and stops
 //! them when everything fails.
 //!
-//! # The algorithm
-//!
-//! The one of Finagle's `RetryBudget`: every first attempt deposits `ratio`
-//! of a token, every retry withdraws a whole one, and a retry is allowed
-//! while the balance of the last `window` (deposits minus withdrawals, plus
-//! a reserve of `floor_per_sec × window` tokens) holds a token. So over any
-//! window, retries ≤ `ratio × first attempts + floor_per_sec × window`; the
-//! floor lets a service with little traffic still retry its rare failures.
-//!
-//! The window is kept as ten slots of `window / 10` each, with atomic
-//! counters: no lock, and a first attempt costs a clock read and one atomic
-//! add. Concurrent callers may overdraw by a token or two.
+//! [`RetryBudget`] documents the algorithm.
 
 use core::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use core::time::Duration;
@@ -30,11 +19,11 @@ const SLOTS: usize = 10;
 /// Milli-tokens per token: deposits are fractions of a retry.
 const MILLI: i64 = 1000;
 
-/// A retry budget shared by the functions that name it; see the [module
-/// documentation](self) for the algorithm. Build it as a `static`:
+/// A retry budget shared by the functions that name it. Build it as a
+/// `static`:
 ///
 /// ```
-/// use retry::{RetryBudget, retry};
+/// use reattempt::{RetryBudget, retry};
 /// use std::time::Duration;
 ///
 /// // Retries may add 20% to the first attempts of the last 10 s, plus 1 a second.
@@ -46,6 +35,19 @@ const MILLI: i64 = 1000;
 /// }
 /// # query().unwrap();
 /// ```
+///
+/// # The algorithm
+///
+/// The one of Finagle's `RetryBudget`: every first attempt deposits `ratio`
+/// of a token, every retry withdraws a whole one, and a retry is allowed
+/// while the balance of the last `window` (deposits minus withdrawals, plus
+/// a reserve of `floor_per_sec × window` tokens) holds a token. So over any
+/// window, retries ≤ `ratio × first attempts + floor_per_sec × window`; the
+/// floor lets a service with little traffic still retry its rare failures.
+///
+/// The window is kept as ten slots of `window / 10` each, with atomic
+/// counters: no lock, and a first attempt costs a clock read and one atomic
+/// add. Concurrent callers may overdraw by a token or two.
 #[derive(Debug)]
 pub struct RetryBudget {
     deposit: i64,

@@ -7,7 +7,7 @@ use core::time::Duration;
 /// What kind of failure an error is; the class decides whether it is retried.
 ///
 /// ```
-/// use retry::Class;
+/// use reattempt::Class;
 ///
 /// assert!(Class::Transient.is_retryable());
 /// assert!(!Class::Validation.is_retryable());
@@ -59,7 +59,7 @@ impl fmt::Display for Class {
 /// Codes longer than [`Code::CAPACITY`] bytes are cut at a character boundary.
 ///
 /// ```
-/// use retry::Code;
+/// use reattempt::Code;
 ///
 /// assert_eq!(Code::new("40P01").as_str(), "40P01");
 /// assert_eq!(Code::number(503).as_str(), "503");
@@ -166,7 +166,7 @@ impl From<u32> for Code {
 /// any. This is what classifiers return.
 ///
 /// ```
-/// use retry::{Class, Classification};
+/// use reattempt::{Class, Classification};
 /// use std::time::Duration;
 ///
 /// let c = Classification::rate_limited()

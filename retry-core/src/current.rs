@@ -5,6 +5,7 @@
 use core::cell::Cell;
 use core::fmt;
 use core::future::Future;
+use core::hash::BuildHasher as _;
 use core::pin::Pin;
 use core::ptr;
 use core::sync::atomic::{AtomicU64, Ordering};
@@ -15,11 +16,11 @@ use crate::limit::{Acquire, ConcurrencyLimit, Permit};
 /// The attempt in progress of a retried call.
 ///
 /// ```
-/// use retry::retry;
+/// use reattempt::retry;
 ///
 /// #[retry(max = 3, backoff = none)]
 /// fn send(sent: &mut Vec<(u32, String)>) -> std::io::Result<()> {
-///     let attempt = retry::attempt().expect("inside a retried call");
+///     let attempt = reattempt::attempt().expect("inside a retried call");
 ///     sent.push((attempt.number(), attempt.call_id().to_string()));
 ///     if attempt.number() < 3 {
 ///         return Err(std::io::ErrorKind::TimedOut.into());
@@ -31,7 +32,7 @@ use crate::limit::{Acquire, ConcurrencyLimit, Permit};
 /// send(&mut sent).unwrap();
 /// assert_eq!(sent.iter().map(|s| s.0).collect::<Vec<_>>(), [1, 2, 3]);
 /// assert!(sent.iter().all(|s| s.1 == sent[0].1), "one id for every attempt");
-/// assert!(retry::attempt().is_none());
+/// assert!(reattempt::attempt().is_none());
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Attempt {
@@ -73,7 +74,8 @@ pub struct CallId(u128);
 impl CallId {
     /// A new random id.
     pub fn random() -> CallId {
-        let bits: u128 = rand::random();
+        let keys = crate::rng::entropy();
+        let bits = (u128::from(keys.hash_one(0u8)) << 64) | u128::from(keys.hash_one(1u8));
         // Version 4 and the RFC 4122 variant, so it reads as a UUID.
         let bits = (bits & !(0xF << 76) & !(0x3 << 62)) | (0x4 << 76) | (0x2 << 62);
         CallId(bits)
@@ -87,15 +89,15 @@ impl CallId {
 
 impl fmt::Display for CallId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let hex = format!("{:032x}", self.0);
+        let bits = self.0;
         write!(
             f,
-            "{}-{}-{}-{}-{}",
-            &hex[0..8],
-            &hex[8..12],
-            &hex[12..16],
-            &hex[16..20],
-            &hex[20..32]
+            "{:08x}-{:04x}-{:04x}-{:04x}-{:012x}",
+            bits >> 96,
+            (bits >> 80) & 0xFFFF,
+            (bits >> 64) & 0xFFFF,
+            (bits >> 48) & 0xFFFF,
+            bits & 0xFFFF_FFFF_FFFF
         )
     }
 }
@@ -287,6 +289,20 @@ mod tests {
         assert_eq!(&id[14..15], "4");
         assert!(matches!(&id[19..20], "8" | "9" | "a" | "b"), "{id}");
         assert_ne!(CallId::random(), CallId::random());
+    }
+
+    #[test]
+    fn call_ids_are_written_as_the_hex_of_their_bits() {
+        let id = CallId(0x0123_4567_89ab_4def_8123_4567_89ab_cdef);
+        assert_eq!(id.to_string(), "01234567-89ab-4def-8123-456789abcdef");
+        assert_eq!(
+            CallId(0).to_string(),
+            "00000000-0000-0000-0000-000000000000"
+        );
+        assert_eq!(
+            CallId(u128::MAX).to_string(),
+            "ffffffff-ffff-ffff-ffff-ffffffffffff"
+        );
     }
 
     #[test]

@@ -88,8 +88,8 @@ pub enum BackoffSpec {
 /// What a dynamic policy overrides; `None` keeps the static argument.
 ///
 /// ```
-/// use retry::dynamic::{BackoffSpec, DynamicPolicy};
-/// use retry::retry;
+/// use reattempt::dynamic::{BackoffSpec, DynamicPolicy};
+/// use reattempt::retry;
 /// use std::sync::RwLock;
 /// use std::time::Duration;
 ///
@@ -309,7 +309,7 @@ pub(crate) fn resolve(
             let text = problem.to_string();
             if site.first_time(&text) {
                 tracing::warn!(
-                    target: "retry",
+                    target: "reattempt",
                     function = site.name(),
                     problem = %text,
                     "invalid dynamic policy; using the static arguments",

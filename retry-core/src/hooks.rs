@@ -22,7 +22,7 @@ use crate::outcome::Outcome;
 /// The state of a retried call, as hooks see it.
 ///
 /// ```
-/// use retry::{retry, hooks::Context};
+/// use reattempt::{retry, hooks::Context};
 /// use std::io;
 ///
 /// fn report(ctx: &Context<'_, io::Result<u32>>) {

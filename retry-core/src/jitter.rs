@@ -13,7 +13,7 @@ pub use crate::rng::Rng;
 /// How a delay is randomised.
 ///
 /// ```
-/// use retry::jitter::{Jitter, Rng};
+/// use reattempt::jitter::{Jitter, Rng};
 /// use std::time::Duration;
 ///
 /// let s = Duration::from_secs;

@@ -1,8 +1,8 @@
-//! The run-time core of [`retry`](https://docs.rs/retry): error
+//! The run-time core of [`reattempt`](https://docs.rs/reattempt): error
 //! classification, backoff and jitter math, and the attempt state machine
 //! that the `#[retry]` attribute drives.
 //!
-//! Users depend on the `retry` crate, which re-exports everything here.
+//! Users depend on the `reattempt` crate, which re-exports everything here.
 //!
 //! - [`Class`], [`Classification`], [`Classify`], [`Classified`]: which
 //!   errors are worth retrying. Built-in tables: [`std::io::Error`] and

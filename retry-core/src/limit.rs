@@ -18,7 +18,7 @@ use std::thread::Thread;
 /// it as a `static`:
 ///
 /// ```
-/// use retry::{ConcurrencyLimit, retry};
+/// use reattempt::{ConcurrencyLimit, retry};
 ///
 /// static DATABASE: ConcurrencyLimit = ConcurrencyLimit::new(8);
 ///

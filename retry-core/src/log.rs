@@ -1,6 +1,6 @@
 //! The `tracing` events of a retried call.
 //!
-//! All events have target `retry` and these fields, never the function's
+//! All events have target `reattempt` and these fields, never the function's
 //! arguments unless `fields(..)` names them (they are then recorded on a
 //! span named `retry` around each event):
 //!
@@ -77,7 +77,7 @@ pub(crate) fn retrying<B>(
     let max = max_field(policy);
     let _fields = span().entered();
     tracing::warn!(
-        target: "retry",
+        target: "reattempt",
         function = site.name(),
         attempt,
         max = max.value(),
@@ -104,7 +104,7 @@ pub(crate) fn gave_up<B>(
     let max = max_field(policy);
     let _fields = span().entered();
     tracing::error!(
-        target: "retry",
+        target: "reattempt",
         function = site.name(),
         attempt,
         max = max.value(),
@@ -127,7 +127,7 @@ pub(crate) fn succeeded<B>(
     let max = max_field(policy);
     let _fields = span().entered();
     tracing::info!(
-        target: "retry",
+        target: "reattempt",
         function = site.name(),
         attempt,
         max = max.value(),
@@ -139,7 +139,7 @@ pub(crate) fn succeeded<B>(
 pub(crate) fn alert(alert: &Alert, span: &dyn Fn() -> Span) {
     let _fields = span().entered();
     tracing::error!(
-        target: "retry",
+        target: "reattempt",
         function = alert.function,
         class = alert.class.as_str(),
         code = alert.code.as_deref(),
@@ -150,7 +150,7 @@ pub(crate) fn alert(alert: &Alert, span: &dyn Fn() -> Span) {
 
 pub(crate) fn nested(inner: &'static str, outer: &'static str) {
     tracing::warn!(
-        target: "retry",
+        target: "reattempt",
         function = inner,
         outer,
         "a retried call runs inside another retried call: their attempts multiply",

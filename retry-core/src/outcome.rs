@@ -15,7 +15,7 @@ use crate::timeout::AttemptTimeout;
 /// outcomes, and any other type can be made one:
 ///
 /// ```
-/// use retry::{NoError, Outcome};
+/// use reattempt::{NoError, Outcome};
 ///
 /// enum Job {
 ///     Ready(u32),
@@ -34,7 +34,7 @@ use crate::timeout::AttemptTimeout;
 #[diagnostic::on_unimplemented(
     message = "`#[retry(if_result = ...)]` cannot look into `{Self}`",
     label = "neither a `Result` nor a value type `#[retry]` knows",
-    note = "implement `retry::Outcome` for `{Self}`, with `NoError` as its error type"
+    note = "implement `reattempt::Outcome` for `{Self}`, with `NoError` as its error type"
 )]
 pub trait Outcome {
     /// What a successful attempt produced.
@@ -114,7 +114,7 @@ impl<T, E> Fallible for Result<T, E> {}
 #[diagnostic::on_unimplemented(
     message = "`attempt_timeout` needs to return a timeout as `{Self}`",
     label = "no error of this type can stand for a timed-out attempt",
-    note = "implement `From<retry::AttemptTimeout>` for the error type (`std::io::Error` has it)"
+    note = "implement `From<reattempt::AttemptTimeout>` for the error type (`std::io::Error` has it)"
 )]
 pub trait FromTimeout: Outcome {
     /// The outcome of an attempt that timed out.

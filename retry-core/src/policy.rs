@@ -23,9 +23,9 @@ pub const DEFAULT_MAX_RETRY_AFTER: Duration = Duration::from_secs(60);
 /// `static`:
 ///
 /// ```
-/// use retry::backoff::Fixed;
-/// use retry::jitter::Jitter;
-/// use retry::Policy;
+/// use reattempt::backoff::Fixed;
+/// use reattempt::jitter::Jitter;
+/// use reattempt::Policy;
 /// use std::time::Duration;
 ///
 /// const READ: Policy<Fixed> = Policy::new(Fixed::new(Duration::from_millis(200)))

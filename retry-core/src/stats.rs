@@ -22,7 +22,7 @@ use crate::class::{Class, Classification, Code};
 /// A snapshot of one function's statistics.
 ///
 /// ```
-/// use retry::retry;
+/// use reattempt::retry;
 ///
 /// #[retry(max = 3, backoff = none, name = "doc::stats")]
 /// fn flaky(fail: bool) -> std::io::Result<()> {
@@ -31,7 +31,7 @@ use crate::class::{Class, Classification, Code};
 ///
 /// flaky(false).unwrap();
 /// flaky(true).unwrap_err();
-/// let stats = retry::stats::get("doc::stats").unwrap();
+/// let stats = reattempt::stats::get("doc::stats").unwrap();
 /// assert_eq!((stats.calls, stats.first_try_successes, stats.give_ups.exhausted), (2, 1, 1));
 /// assert_eq!(stats.attempts, 4);
 /// ```

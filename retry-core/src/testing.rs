@@ -7,7 +7,7 @@
 //! would have slept.
 //!
 //! ```
-//! use retry::retry;
+//! use reattempt::retry;
 //! use std::time::Duration;
 //!
 //! #[retry(max = 4, backoff = exp(base = 1s))]
@@ -15,7 +15,7 @@
 //!     Err(std::io::ErrorKind::TimedOut.into())
 //! }
 //!
-//! let waits = retry::testing::instant();
+//! let waits = reattempt::testing::instant();
 //! flaky().unwrap_err(); // returns at once instead of after 7 s
 //! let s = Duration::from_secs;
 //! assert_eq!(waits.delays(), [s(1), s(2), s(4)]);

@@ -9,7 +9,7 @@ use core::time::Duration;
 /// `From<AttemptTimeout>`; `std::io::Error` does (kind `TimedOut`).
 ///
 /// ```
-/// use retry::AttemptTimeout;
+/// use reattempt::AttemptTimeout;
 /// use std::time::Duration;
 ///
 /// let timeout = AttemptTimeout::new(Duration::from_millis(250));

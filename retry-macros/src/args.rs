@@ -182,7 +182,7 @@ impl Parse for Args {
                         function(
                             input,
                             &name,
-                            "a hook: a function or closure taking `&retry::hooks::Context<'_, R>`, where `R` is the return type",
+                            "a hook: a function or closure taking `&reattempt::hooks::Context<'_, R>`, where `R` is the return type",
                         )
                     })?
                 }
@@ -219,7 +219,7 @@ impl Parse for Args {
                     function(
                         input,
                         "budget",
-                        "a `static` `retry::RetryBudget`: `budget = BACKEND_RETRIES`",
+                        "a `static` `reattempt::RetryBudget`: `budget = BACKEND_RETRIES`",
                     )
                 })?,
                 "limit" => put(&mut args.limit, key, input, |input| {
@@ -227,7 +227,7 @@ impl Parse for Args {
                     function(
                         input,
                         "limit",
-                        "a `static` `retry::ConcurrencyLimit`: `limit = DATABASE`",
+                        "a `static` `reattempt::ConcurrencyLimit`: `limit = DATABASE`",
                     )
                 })?,
                 "dead_letter" => put(&mut args.dead_letter, key, input, |input| {
@@ -235,7 +235,7 @@ impl Parse for Args {
                     function(
                         input,
                         "dead_letter",
-                        "a `static` dead-letter sink, such as `static FAILURES: retry::dead_letter::JsonLines`",
+                        "a `static` dead-letter sink, such as `static FAILURES: reattempt::dead_letter::JsonLines`",
                     )
                 })?,
                 "alert_after" => put(&mut args.alert_after, key, input, |input| {
@@ -258,7 +258,7 @@ impl Parse for Args {
                     function(
                         input,
                         "on_alert",
-                        "a function or non-capturing closure `fn(&retry::Alert)`",
+                        "a function or non-capturing closure `fn(&reattempt::Alert)`",
                     )
                 })?,
                 "policy" => {
@@ -268,7 +268,7 @@ impl Parse for Args {
                         let expr = function(
                             input,
                             "policy",
-                            "an expression giving a `retry::dynamic::DynamicPolicy`, evaluated on every call",
+                            "an expression giving a `reattempt::dynamic::DynamicPolicy`, evaluated on every call",
                         )?;
                         Ok((key_span, expr))
                     })?
@@ -386,7 +386,7 @@ fn parse_on(input: ParseStream) -> syn::Result<On> {
         Expr::Closure(closure) => Ok(On::Closure(Box::new(closure))),
         Expr::Lit(lit) => Err(syn::Error::new(
             lit.span(),
-            "`on` takes a classifier: a closure `|e: &E| ...` returning `bool` or `retry::Class`, a function, a `retry::Classify` value, `matches(Pattern)` or `transient`",
+            "`on` takes a classifier: a closure `|e: &E| ...` returning `bool` or `reattempt::Class`, a function, a `reattempt::Classify` value, `matches(Pattern)` or `transient`",
         )),
         other => Ok(On::Expr(Box::new(other))),
     }
@@ -437,7 +437,7 @@ fn parse_max(input: ParseStream) -> syn::Result<Max> {
 }
 
 const BACKOFF_KINDS: &[&str] = &["exp", "fixed", "linear", "fibonacci", "none"];
-const BACKOFF_ALLOWED: &str = "`exp`, `exp(base = 1s, factor = 2, max = 30s)`, `fixed(DUR)`, `linear(base = DUR, step = DUR, max = DUR)`, `fibonacci(base = DUR, max = DUR)`, `none`, or an expression implementing `retry::backoff::Backoff`";
+const BACKOFF_ALLOWED: &str = "`exp`, `exp(base = 1s, factor = 2, max = 30s)`, `fixed(DUR)`, `linear(base = DUR, step = DUR, max = DUR)`, `fibonacci(base = DUR, max = DUR)`, `none`, or an expression implementing `reattempt::backoff::Backoff`";
 
 fn parse_backoff(input: ParseStream) -> syn::Result<Backoff> {
     if input.peek(Ident) && !input.peek2(Token![::]) && !input.peek2(token::Dot) {
@@ -716,7 +716,7 @@ fn parse_crate(input: ParseStream) -> syn::Result<Path> {
     let wrong = |span: Span| {
         syn::Error::new(
             span,
-            "`crate` takes the path of the `retry` crate: `crate = my_retry` or `crate = \"my_retry\"`",
+            "`crate` takes the path of the `reattempt` crate: `crate = my_reattempt` or `crate = \"my_reattempt\"`",
         )
     };
     if input.peek(LitStr) {

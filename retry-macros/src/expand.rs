@@ -62,7 +62,7 @@ pub fn expand(mut args: Args, function: Function) -> syn::Result<TokenStream> {
     let Function { mut item, kind } = function;
     let krate = match &args.krate {
         Some(path) => path.to_token_stream(),
-        None => code!(::retry),
+        None => code!(::reattempt),
     };
     let private = code!(#krate::__private);
 
@@ -200,7 +200,7 @@ impl Parts<'_> {
     }
 
     /// An async attempt: pinned to the return type, seen by
-    /// `retry::attempt()`, and timed when `attempt_timeout` is given.
+    /// `reattempt::attempt()`, and timed when `attempt_timeout` is given.
     fn async_attempt(&self, args: &Args, block: TokenStream) -> TokenStream {
         let Parts { private, .. } = self;
         let future = match self.ret {
@@ -243,7 +243,7 @@ impl Parts<'_> {
                 let names = fields.iter().map(ToString::to_string);
                 (
                     code! {
-                        || #private::tracing::error_span!(target: "retry", "retry", #(#fields = ?#fields),*)
+                        || #private::tracing::error_span!(target: "reattempt", "retry", #(#fields = ?#fields),*)
                     },
                     code! {
                         |__retry_visit: #private::FieldVisitor<'_>| { #(__retry_visit(#names, &#fields);)* }

@@ -53,7 +53,7 @@ fn known_alias(key: &str) -> Option<&'static str> {
         }
         "strategy" => "use `backoff = exp | fixed(DUR) | linear(..) | fibonacci(..) | none`",
         "label" => "use `name = \"...\"`",
-        "krate" | "path" => "use `crate = path::to::retry`",
+        "krate" | "path" => "use `crate = path::to::reattempt`",
         _ => return None,
     })
 }

@@ -1,4 +1,4 @@
-//! The `#[retry]` attribute. Use it through the [`retry`](https://docs.rs/retry)
+//! The `#[retry]` attribute. Use it through the [`reattempt`](https://docs.rs/reattempt)
 //! crate, which documents it; this crate's paths are not public API.
 
 #![deny(missing_docs)]
@@ -13,7 +13,7 @@ mod validate;
 
 use proc_macro::TokenStream;
 
-/// Retries the function's body on transient errors. See the `retry` crate
+/// Retries the function's body on transient errors. See the `reattempt` crate
 /// for the arguments.
 #[proc_macro_attribute]
 pub fn retry(args: TokenStream, item: TokenStream) -> TokenStream {

@@ -10,7 +10,7 @@ use super::{Backoff, saturating_from_nanos};
 /// with a fractional one they are rounded to the nanosecond.
 ///
 /// ```
-/// use retry::backoff::{Backoff, Exponential};
+/// use reattempt::backoff::{Backoff, Exponential};
 /// use std::time::Duration;
 ///
 /// let s = Duration::from_secs;

@@ -7,7 +7,7 @@ use super::{Backoff, saturating_from_nanos};
 /// `backoff = fibonacci(base = 100ms, max = 10s)`.
 ///
 /// ```
-/// use retry::backoff::{Backoff, Fibonacci};
+/// use reattempt::backoff::{Backoff, Fibonacci};
 /// use std::time::Duration;
 ///
 /// let s = Duration::from_secs;

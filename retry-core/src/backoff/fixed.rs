@@ -5,7 +5,7 @@ use super::Backoff;
 /// The same delay before every retry: `backoff = fixed(200ms)`.
 ///
 /// ```
-/// use retry::backoff::{Backoff, Fixed};
+/// use reattempt::backoff::{Backoff, Fixed};
 /// use std::time::Duration;
 ///
 /// let fixed = Fixed::new(Duration::from_millis(200));

@@ -6,7 +6,7 @@ use super::{Backoff, saturating_from_nanos};
 /// ..., capped at `max`. `backoff = linear(base = 100ms, step = 100ms, max = 1s)`.
 ///
 /// ```
-/// use retry::backoff::{Backoff, Linear};
+/// use reattempt::backoff::{Backoff, Linear};
 /// use std::time::Duration;
 ///
 /// let ms = Duration::from_millis;

@@ -23,7 +23,7 @@ use core::time::Duration;
 /// Closures `Fn(u32) -> Duration` are backoffs:
 ///
 /// ```
-/// use retry::backoff::Backoff;
+/// use reattempt::backoff::Backoff;
 /// use std::time::Duration;
 ///
 /// let steps = |retry: u32| Duration::from_millis(100).saturating_mul(retry);

@@ -1,6 +1,6 @@
 //! Boxed errors (`Box<dyn Error + Send + Sync>`, `anyhow::Error`) are
 //! classified by the first error of a known type in their `source()` chain:
-//! `std::io::Error`, `retry::AttemptTimeout`, and with their features the
+//! `std::io::Error`, `reattempt::AttemptTimeout`, and with their features the
 //! errors of reqwest, sqlx, redis and tokio-postgres. A chain with none of
 //! them is logical: an application that boxes its own errors says what is
 //! transient with `on = ...`.
@@ -15,7 +15,7 @@ use crate::timeout::AttemptTimeout;
 /// starts at `error`, or logical when there is none.
 ///
 /// ```
-/// use retry::{Class, classify_chain};
+/// use reattempt::{Class, classify_chain};
 /// use std::io;
 ///
 /// #[derive(Debug)]

@@ -39,7 +39,7 @@ const NAMES: [&str; 17] = [
 /// The class of a gRPC status code, carrying its name as the code.
 ///
 /// ```
-/// use retry::{Class, grpc};
+/// use reattempt::{Class, grpc};
 ///
 /// assert_eq!(grpc::status(14).class(), Class::Transient);
 /// assert_eq!(grpc::status(14).code(), Some("UNAVAILABLE"));
@@ -64,7 +64,7 @@ pub fn status(code: i32) -> Classification {
 /// with that delay; a negative or malformed one forbids the retry.
 ///
 /// ```
-/// use retry::{Class, grpc};
+/// use reattempt::{Class, grpc};
 /// use std::time::Duration;
 ///
 /// let c = grpc::status_with_pushback(8, Some("1500"));

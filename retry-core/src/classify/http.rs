@@ -21,13 +21,12 @@ use core::fmt;
 use core::time::Duration;
 use std::time::SystemTime;
 
-use crate::calendar::days_from_civil;
 use crate::class::{Class, Classification, Code};
 
 /// The class of an HTTP status code, carrying the code.
 ///
 /// ```
-/// use retry::{http, Class};
+/// use reattempt::{http, Class};
 ///
 /// assert_eq!(http::status(503).class(), Class::Transient);
 /// assert_eq!(http::status(429).class(), Class::RateLimited);
@@ -56,7 +55,7 @@ fn status_class(code: u16) -> Class {
 /// decides), as RFC 9110 asks.
 ///
 /// ```
-/// use retry::{http, Class};
+/// use reattempt::{http, Class};
 /// use std::time::{Duration, SystemTime};
 ///
 /// let c = http::response(503, Some("2"), SystemTime::now());
@@ -123,7 +122,7 @@ impl std::error::Error for RetryAfterError {}
 /// measured from `now`. Never panics.
 ///
 /// ```
-/// use retry::http::{parse_retry_after, RetryAfterError};
+/// use reattempt::http::{parse_retry_after, RetryAfterError};
 /// use std::time::{Duration, SystemTime, UNIX_EPOCH};
 ///
 /// let now = UNIX_EPOCH + Duration::from_secs(784_111_770); // 06 Nov 1994 08:49:30 GMT
@@ -149,16 +148,13 @@ pub fn parse_retry_after(value: &str, now: SystemTime) -> Result<Duration, Retry
     {
         return Err(RetryAfterError::Negative);
     }
-    let at = http_date(value).ok_or(RetryAfterError::Malformed)?;
-    let now = match now.duration_since(SystemTime::UNIX_EPOCH) {
-        Ok(since) => since,
-        Err(_) => Duration::ZERO,
+    // httpdate reads all three forms, checks the weekday against the date,
+    // and reads an RFC 850 two-digit year as 1970-2069.
+    let at = httpdate::parse_http_date(value).map_err(|_| RetryAfterError::Malformed)?;
+    let delay = match at.duration_since(now) {
+        Ok(delay) if !delay.is_zero() => delay,
+        _ => return Err(RetryAfterError::InThePast),
     };
-    let at = Duration::from_secs(at);
-    if at <= now {
-        return Err(RetryAfterError::InThePast);
-    }
-    let delay = at - now;
     if delay > MAX_RETRY_AFTER_HINT {
         return Err(RetryAfterError::TooLarge);
     }
@@ -183,130 +179,6 @@ fn delay_seconds(digits: &str) -> Result<Duration, RetryAfterError> {
     Ok(delay)
 }
 
-/// Seconds since the Unix epoch of an HTTP-date (RFC 9110 §5.6.7), or `None`.
-fn http_date(value: &str) -> Option<u64> {
-    let parts: Vec<&str> = value.split_ascii_whitespace().collect();
-    let (day, month, year, time) = match parts.as_slice() {
-        // IMF-fixdate: Sun, 06 Nov 1994 08:49:37 GMT
-        [weekday, day, month, year, time, "GMT"] => {
-            short_weekday(weekday.strip_suffix(',')?)?;
-            if day.len() != 2 || year.len() != 4 {
-                return None;
-            }
-            (number(day)?, month_number(month)?, number(year)?, *time)
-        }
-        // RFC 850: Sunday, 06-Nov-94 08:49:37 GMT
-        [weekday, date, time, "GMT"] => {
-            long_weekday(weekday.strip_suffix(',')?)?;
-            let mut fields = date.split('-');
-            let (day, month, year) = (fields.next()?, fields.next()?, fields.next()?);
-            if fields.next().is_some() || day.len() != 2 || year.len() != 2 {
-                return None;
-            }
-            (
-                number(day)?,
-                month_number(month)?,
-                number(year)? + 1900,
-                *time,
-            )
-        }
-        // asctime: Sun Nov  6 08:49:37 1994
-        [weekday, month, day, time, year] => {
-            short_weekday(weekday)?;
-            if day.is_empty() || day.len() > 2 || year.len() != 4 {
-                return None;
-            }
-            (number(day)?, month_number(month)?, number(year)?, *time)
-        }
-        _ => return None,
-    };
-    let year = if parts.len() == 4 {
-        // RFC 9110: a two-digit year more than 50 years ahead is in the past
-        // century; 1900 + yy is never ahead, so move forward while it may be.
-        rfc850_year(year)
-    } else {
-        year
-    };
-    let mut clock = time.split(':');
-    let (hour, minute, second) = (
-        two_digits(clock.next()?)?,
-        two_digits(clock.next()?)?,
-        two_digits(clock.next()?)?,
-    );
-    if clock.next().is_some() || hour > 23 || minute > 59 || second > 60 {
-        return None;
-    }
-    if year < 1970 || day == 0 || day > days_in_month(year, month) {
-        return None;
-    }
-    let days = days_from_civil(year, month, day);
-    Some(days * 86_400 + hour * 3_600 + minute * 60 + second)
-}
-
-fn rfc850_year(year_1900s: u64) -> u64 {
-    let this_year = SystemTime::now()
-        .duration_since(SystemTime::UNIX_EPOCH)
-        .map(|d| 1970 + d.as_secs() / 31_556_952)
-        .unwrap_or(1970);
-    let mut year = year_1900s;
-    while year + 100 <= this_year + 50 {
-        year += 100;
-    }
-    year
-}
-
-fn number(text: &str) -> Option<u64> {
-    if text.is_empty() || text.len() > 4 || !text.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    text.parse().ok()
-}
-
-fn two_digits(text: &str) -> Option<u64> {
-    if text.len() != 2 {
-        return None;
-    }
-    number(text)
-}
-
-fn short_weekday(name: &str) -> Option<()> {
-    ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"]
-        .contains(&name)
-        .then_some(())
-}
-
-fn long_weekday(name: &str) -> Option<()> {
-    [
-        "Monday",
-        "Tuesday",
-        "Wednesday",
-        "Thursday",
-        "Friday",
-        "Saturday",
-        "Sunday",
-    ]
-    .contains(&name)
-    .then_some(())
-}
-
-fn month_number(name: &str) -> Option<u64> {
-    const MONTHS: [&str; 12] = [
-        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
-    ];
-    MONTHS.iter().position(|m| *m == name).map(|i| i as u64 + 1)
-}
-
-fn days_in_month(year: u64, month: u64) -> u64 {
-    match month {
-        1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
-        4 | 6 | 9 | 11 => 30,
-        _ if year.is_multiple_of(4) && (!year.is_multiple_of(100) || year.is_multiple_of(400)) => {
-            29
-        }
-        _ => 28,
-    }
-}
-
 #[cfg(feature = "http")]
 mod http_crate {
     use std::time::SystemTime;
@@ -329,11 +201,11 @@ mod http_crate {
     ///
     /// ```
     /// use http::{HeaderMap, HeaderValue, StatusCode};
-    /// use retry::Class;
+    /// use reattempt::Class;
     ///
     /// let mut headers = HeaderMap::new();
     /// headers.insert("retry-after", HeaderValue::from_static("3"));
-    /// let c = retry::http::classify_response(StatusCode::TOO_MANY_REQUESTS, &headers);
+    /// let c = reattempt::http::classify_response(StatusCode::TOO_MANY_REQUESTS, &headers);
     /// assert_eq!(c.class(), Class::RateLimited);
     /// assert_eq!(c.retry_after(), Some(std::time::Duration::from_secs(3)));
     /// ```
@@ -481,16 +353,17 @@ mod tests {
     }
 
     #[test]
-    fn rfc850_two_digit_years_are_read_within_fifty_years_of_today() {
-        // `now` for the delay is 1994, but the century is chosen against the
-        // real clock: 94 is 1994, not 2094.
+    fn rfc850_two_digit_years_are_read_as_1970_to_2069() {
         let now = at(SAMPLE - 60);
         assert_eq!(
             parse_retry_after("Sunday, 06-Nov-94 08:49:37 GMT", now),
             Ok(Duration::from_secs(60))
         );
-        assert_eq!(rfc850_year(1900 + 30), 2030);
-        assert_eq!(rfc850_year(1900 + 94), 1994);
+        // 06 Nov 2030 is a Wednesday; 2030-11-06T08:49:37Z is 1_920_185_377.
+        assert_eq!(
+            parse_retry_after("Wednesday, 06-Nov-30 08:49:37 GMT", at(1_920_185_377 - 5)),
+            Ok(Duration::from_secs(5))
+        );
     }
 
     #[test]
@@ -511,14 +384,24 @@ mod tests {
     }
 
     #[test]
-    fn calendar_math_matches_known_dates() {
-        assert_eq!(days_from_civil(1970, 1, 1), 0);
-        assert_eq!(days_from_civil(2000, 3, 1), 11_017);
+    fn leap_days_and_weekdays_are_checked() {
+        // 2024-02-29T12:00:00Z is 1_709_208_000 and a Thursday.
+        let now = at(1_709_208_000 - 10);
         assert_eq!(
-            http_date("Thu, 29 Feb 2024 12:00:00 GMT"),
-            Some(1_709_208_000)
+            parse_retry_after("Thu, 29 Feb 2024 12:00:00 GMT", now),
+            Ok(Duration::from_secs(10))
         );
-        assert_eq!(http_date("Thu, 29 Feb 2023 12:00:00 GMT"), None);
+        for value in [
+            "Thu, 29 Feb 2023 12:00:00 GMT",
+            "Fri, 29 Feb 2024 12:00:00 GMT",
+            "Thu, 29 Feb 2024 12:00:60 GMT",
+        ] {
+            assert_eq!(
+                parse_retry_after(value, now),
+                Err(RetryAfterError::Malformed),
+                "{value}"
+            );
+        }
     }
 
     proptest::proptest! {

@@ -27,7 +27,7 @@ use crate::class::{Class, Classification};
 /// so most users never name this trait:
 ///
 /// ```
-/// use retry::{Class, Classify};
+/// use reattempt::{Class, Classify};
 /// use std::io;
 ///
 /// let on = |e: &io::Error| e.kind() == io::ErrorKind::TimedOut;
@@ -38,7 +38,7 @@ use crate::class::{Class, Classification};
 /// A classifier with state implements it directly:
 ///
 /// ```
-/// use retry::{Classification, Classify};
+/// use reattempt::{Classification, Classify};
 ///
 /// struct Codes(&'static [u16]);
 ///
@@ -106,7 +106,7 @@ impl IntoClassification for Classification {
 /// own error type to make `#[retry]` work on it without `on`:
 ///
 /// ```
-/// use retry::{Classification, Classified};
+/// use reattempt::{Classification, Classified};
 ///
 /// #[derive(Debug)]
 /// enum FetchError {
@@ -117,7 +117,7 @@ impl IntoClassification for Classification {
 /// impl Classified for FetchError {
 ///     fn classification(&self) -> Classification {
 ///         match self {
-///             FetchError::Status(code) => retry::http::status(*code),
+///             FetchError::Status(code) => reattempt::http::status(*code),
 ///             FetchError::Parse(_) => Classification::validation(),
 ///         }
 ///     }
@@ -128,8 +128,8 @@ impl IntoClassification for Classification {
 #[diagnostic::on_unimplemented(
     message = "`{Self}` has no default retry classification",
     label = "`#[retry]` cannot tell which `{Self}` errors are worth retrying",
-    note = "pass a classifier, for example `#[retry(on = |e: &{Self}| ...)]` returning `bool` or `retry::Class`, or `#[retry(on = matches(Pattern))]`",
-    note = "or implement `retry::Classified` for `{Self}`"
+    note = "pass a classifier, for example `#[retry(on = |e: &{Self}| ...)]` returning `bool` or `reattempt::Class`, or `#[retry(on = matches(Pattern))]`",
+    note = "or implement `reattempt::Classified` for `{Self}`"
 )]
 pub trait Classified {
     /// The classification of this error.
@@ -145,7 +145,7 @@ pub trait Classified {
 /// the HTTP table with its `Retry-After` header read.
 ///
 /// ```
-/// use retry::{Classification, ClassifiedValue};
+/// use reattempt::{Classification, ClassifiedValue};
 ///
 /// struct Reply {
 ///     status: u16,
@@ -153,7 +153,7 @@ pub trait Classified {
 ///
 /// impl ClassifiedValue for Reply {
 ///     fn failure(&self) -> Option<Classification> {
-///         (self.status >= 400).then(|| retry::http::status(self.status))
+///         (self.status >= 400).then(|| reattempt::http::status(self.status))
 ///     }
 /// }
 /// ```
@@ -167,7 +167,7 @@ pub trait ClassifiedValue {
 /// `#[retry]` uses without `on`, and what `on = transient` names.
 ///
 /// ```
-/// use retry::{Class, Classify, ByType};
+/// use reattempt::{Class, Classify, ByType};
 /// use std::io;
 ///
 /// let refused = io::Error::from(io::ErrorKind::ConnectionRefused);

@@ -18,7 +18,7 @@ use crate::class::{Class, Classification, Code};
 /// The class of a MySQL or MariaDB error number, carrying it as the code.
 ///
 /// ```
-/// use retry::{Class, mysql};
+/// use reattempt::{Class, mysql};
 ///
 /// assert_eq!(mysql::error_number(1213).class(), Class::Transient);
 /// assert_eq!(mysql::error_number(1062).class(), Class::Logical);

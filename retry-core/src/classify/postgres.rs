@@ -18,7 +18,7 @@ use crate::class::{Class, Classification};
 /// The class of a five-character SQLSTATE, carrying it as the code.
 ///
 /// ```
-/// use retry::{Class, postgres};
+/// use reattempt::{Class, postgres};
 ///
 /// assert_eq!(postgres::sqlstate("40001").class(), Class::Transient);
 /// assert_eq!(postgres::sqlstate("23505").class(), Class::Logical);

@@ -19,7 +19,7 @@ use crate::class::{Class, Classification};
 /// code.
 ///
 /// ```
-/// use retry::{Class, redis};
+/// use reattempt::{Class, redis};
 ///
 /// assert_eq!(redis::reply("LOADING Redis is loading the dataset in memory").class(), Class::Transient);
 /// assert_eq!(redis::reply("WRONGTYPE Operation against a key holding the wrong kind of value").class(), Class::Logical);

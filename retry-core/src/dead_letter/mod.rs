@@ -8,16 +8,16 @@
 //! the other arguments.
 //!
 //! Sinks: [`JsonLines`], a file with one JSON record per line (the embedded
-//! default); [`Memory`], for tests; and with the `postgres` feature
-//! [`PostgresTable`](crate::dead_letter::PostgresTable). A sink that fails
+//! default); [`Memory`], for tests; and with the `dead-letter-postgres` feature
+//! [`PostgresTable`]. A sink that fails
 //! never loses the record silently and never replaces the caller's error:
 //! the record is written to an ERROR log event instead, with the sink's
 //! error.
 
-#[cfg(feature = "postgres")]
+#[cfg(feature = "dead-letter-postgres")]
 mod postgres;
 
-#[cfg(feature = "postgres")]
+#[cfg(feature = "dead-letter-postgres")]
 pub use postgres::PostgresTable;
 
 use core::fmt::{self, Write as _};
@@ -102,8 +102,8 @@ impl Record {
     /// The record as one line of JSON (no trailing newline).
     ///
     /// ```
-    /// use retry::dead_letter::Record;
-    /// use retry::{Class, GiveUp};
+    /// use reattempt::dead_letter::Record;
+    /// use reattempt::{Class, GiveUp};
     /// use std::time::{Duration, SystemTime};
     ///
     /// let record = Record {
@@ -292,8 +292,8 @@ impl<T: DeadLetter> DeadLetter for OnceLock<T> {
 /// own.
 ///
 /// ```
-/// use retry::dead_letter::JsonLines;
-/// use retry::retry;
+/// use reattempt::dead_letter::JsonLines;
+/// use reattempt::retry;
 ///
 /// static FAILURES: JsonLines = JsonLines::new("doc-dead-letters.jsonl");
 ///
@@ -375,8 +375,8 @@ impl DeadLetter for JsonLines {
 /// Records kept in memory, for tests.
 ///
 /// ```
-/// use retry::dead_letter::Memory;
-/// use retry::{GiveUp, retry};
+/// use reattempt::dead_letter::Memory;
+/// use reattempt::{GiveUp, retry};
 ///
 /// static FAILURES: Memory = Memory::new();
 ///
@@ -438,7 +438,7 @@ pub(crate) fn deliver(sink: &dyn DeadLetter, record: &Record) {
 /// The ERROR event of a record no sink took: every field of it.
 pub(crate) fn log_undelivered(record: &Record, error: &(dyn Error + 'static)) {
     tracing::error!(
-        target: "retry",
+        target: "reattempt",
         function = record.function,
         reason = record.reason.as_str(),
         class = record.class.as_str(),

@@ -1,4 +1,4 @@
-//! A dead-letter table in PostgreSQL (feature `postgres`).
+//! A dead-letter table in PostgreSQL (feature `dead-letter-postgres`).
 
 use ::sqlx::postgres::PgPool;
 use tokio::sync::{mpsc, oneshot};
@@ -15,8 +15,8 @@ use crate::calendar::rfc3339;
 /// say) is written to an ERROR log event with all its fields instead.
 ///
 /// ```ignore
-/// use retry::dead_letter::PostgresTable;
-/// use retry::retry;
+/// use reattempt::dead_letter::PostgresTable;
+/// use reattempt::retry;
 /// use std::sync::OnceLock;
 ///
 /// static FAILURES: OnceLock<PostgresTable> = OnceLock::new();

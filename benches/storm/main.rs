@@ -1,0 +1,108 @@
+//! The retry-storm simulator: how many calls, and how long, N clients
+//! contending for one row take under each backoff strategy; and the load a
+//! failing backend sees with and without a retry budget.
+//!
+//! ```text
+//! cargo run --release -p benches --bin storm                    # the tables
+//! cargo run --release -p benches --bin storm -- --svg storm.svg # and the chart
+//! cargo run --release -p benches --bin storm -- --runs 10       # a quicker look
+//! ```
+//!
+//! The results are deterministic: the same arguments give the same tables.
+
+mod chart;
+mod sim;
+
+use std::process::ExitCode;
+
+use sim::{Strategy, mean_cost, rejection_load};
+
+struct Options {
+    runs: u64,
+    svg: Option<String>,
+}
+
+fn options() -> Result<Options, String> {
+    let mut options = Options {
+        runs: 100,
+        svg: None,
+    };
+    let mut args = std::env::args().skip(1);
+    while let Some(arg) = args.next() {
+        match arg.as_str() {
+            "--runs" => {
+                let runs = args.next().ok_or("--runs needs a number")?;
+                options.runs = match runs.parse() {
+                    Ok(0) | Err(_) => {
+                        return Err(format!("--runs needs a positive number, not `{runs}`"));
+                    }
+                    Ok(n) => n,
+                };
+            }
+            "--svg" => options.svg = Some(args.next().ok_or("--svg needs a file name")?),
+            other => {
+                return Err(format!(
+                    "unknown argument `{other}` (expected --runs N or --svg FILE)"
+                ));
+            }
+        }
+    }
+    Ok(options)
+}
+
+fn main() -> ExitCode {
+    let options = match options() {
+        Ok(options) => options,
+        Err(message) => {
+            eprintln!("storm: {message}");
+            return ExitCode::FAILURE;
+        }
+    };
+
+    let rows: Vec<chart::Row> = (10..=190)
+        .step_by(10)
+        .map(|clients| {
+            let costs = Strategy::ALL
+                .iter()
+                .map(|&strategy| mean_cost(strategy, clients, options.runs, clients as u64))
+                .collect();
+            (clients, costs)
+        })
+        .collect();
+
+    let header: Vec<&str> = Strategy::ALL.iter().map(|s| s.name()).collect();
+    println!(
+        "Mean over {} seeded runs per point; base 5 ms, cap 2 s, network |N(10 ms, 2 ms)| per hop.\n",
+        options.runs
+    );
+    println!("### Calls (writes sent, the winning ones included)\n");
+    table(&header, &rows, |cost| format!("{:.0}", cost.calls));
+    println!("\n### Completion time (ms, until the last client has written)\n");
+    table(&header, &rows, |cost| format!("{:.0}", cost.time_ms));
+
+    println!("\n### A backend rejecting 95% of requests, `max = 3`\n");
+    println!("| | load (attempts per request) |\n|---|---|");
+    println!("| no budget | {:.2}× |", rejection_load(100_000, false, 1));
+    println!(
+        "| `RetryBudget` of 10% | {:.2}× |",
+        rejection_load(100_000, true, 1)
+    );
+
+    if let Some(path) = options.svg {
+        if let Err(error) = std::fs::write(&path, chart::svg(&rows)) {
+            eprintln!("storm: could not write {path}: {error}");
+            return ExitCode::FAILURE;
+        }
+        eprintln!("storm: chart written to {path}");
+    }
+    ExitCode::SUCCESS
+}
+
+fn table(header: &[&str], rows: &[chart::Row], cell: fn(&sim::Cost) -> String) {
+    println!("| clients | {} |", header.join(" | "));
+    println!("|---:|{}", "---:|".repeat(header.len()));
+    for (clients, costs) in rows {
+        let cells: Vec<String> = costs.iter().map(cell).collect();
+        println!("| {clients} | {} |", cells.join(" | "));
+    }
+}

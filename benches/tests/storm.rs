@@ -1,0 +1,80 @@
+//! The retry-storm simulator reproduces the published shape of backoff
+//! with jitter, and the retry budget caps the load of a failing backend.
+//! A small configuration of `benches/storm` (see BENCHMARKS.md for the
+//! full one).
+
+#[path = "../storm/sim.rs"]
+mod sim;
+
+use sim::{Cost, Strategy, mean_cost, rejection_load, storm};
+
+const CLIENTS: usize = 100;
+const RUNS: u64 = 20;
+
+fn at_100(strategy: Strategy) -> Cost {
+    mean_cost(strategy, CLIENTS, RUNS, 7)
+}
+
+#[test]
+fn full_jitter_makes_at_most_half_the_calls_of_plain_exponential_backoff() {
+    let (full, plain) = (at_100(Strategy::Full), at_100(Strategy::Exponential));
+    assert!(full.calls <= plain.calls / 2.0, "{full:?} vs {plain:?}");
+}
+
+#[test]
+fn full_and_equal_jitter_make_about_as_many_calls() {
+    let (full, equal) = (at_100(Strategy::Full), at_100(Strategy::Equal));
+    let ratio = equal.calls / full.calls;
+    assert!((0.9..=1.1).contains(&ratio), "{full:?} vs {equal:?}");
+}
+
+#[test]
+fn decorrelated_jitter_makes_more_calls_than_full_jitter() {
+    let (full, decorrelated) = (at_100(Strategy::Full), at_100(Strategy::Decorrelated));
+    assert!(
+        decorrelated.calls > full.calls,
+        "{decorrelated:?} vs {full:?}"
+    );
+}
+
+#[test]
+fn plain_exponential_backoff_takes_the_longest_of_the_backoffs() {
+    let plain = at_100(Strategy::Exponential);
+    for strategy in Strategy::ALL {
+        if matches!(strategy, Strategy::Exponential | Strategy::NoBackoff) {
+            continue;
+        }
+        let other = at_100(strategy);
+        assert!(
+            plain.time_ms > other.time_ms,
+            "{}: {other:?} vs {plain:?}",
+            strategy.name()
+        );
+    }
+}
+
+#[test]
+fn without_backoff_work_grows_with_the_square_of_the_clients() {
+    // One winner per round: N + (N-1) + ... writes, about N²/2.
+    let small = mean_cost(Strategy::NoBackoff, 20, RUNS, 3).calls;
+    let large = mean_cost(Strategy::NoBackoff, 80, RUNS, 3).calls;
+    assert!(large / small > 8.0, "{small} -> {large}");
+}
+
+#[test]
+fn every_client_writes_once_and_a_seed_gives_the_same_run() {
+    for strategy in Strategy::ALL {
+        let run = storm(strategy, 30, 11);
+        assert!(run.calls >= 30.0, "{strategy:?}: {run:?}");
+        assert_eq!(run, storm(strategy, 30, 11), "{strategy:?}");
+    }
+}
+
+#[test]
+fn a_ten_percent_budget_holds_the_load_of_a_failing_backend_near_one() {
+    // 1 + 0.95 + 0.95² attempts per request without a budget.
+    let without = rejection_load(20_000, false, 5);
+    assert!((2.8..=2.9).contains(&without), "{without}");
+    let with = rejection_load(20_000, true, 5);
+    assert!((1.05..=1.12).contains(&with), "{with}");
+}

@@ -1,0 +1,8 @@
+use reattempt::retry;
+
+trait Store {
+    #[retry]
+    fn load(&self) -> std::io::Result<String>;
+}
+
+fn main() {}

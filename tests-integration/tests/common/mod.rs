@@ -1,0 +1,55 @@
+//! What the tests against real servers share.
+
+#![allow(dead_code)]
+
+/// The server address in `var`, or `None` after saying why the test is
+/// skipped. `.ci/run` starts the servers and sets these variables.
+pub fn server_url(var: &str) -> Option<String> {
+    match std::env::var(var) {
+        Ok(url) if !url.is_empty() => Some(url),
+        _ => {
+            eprintln!(
+                "skipped: {var} is not set; `.ci/run` starts the local server and sets it (see DEVELOPERS.md)"
+            );
+            None
+        }
+    }
+}
+
+/// A pool of a few connections to the SQL server whose address is in
+/// `var`, or `None` after saying why the test is skipped.
+pub async fn sqlx_pool<DB: sqlx::Database>(var: &str) -> Option<sqlx::Pool<DB>> {
+    let url = server_url(var)?;
+    let pool = sqlx::pool::PoolOptions::<DB>::new()
+        .max_connections(6)
+        .acquire_timeout(std::time::Duration::from_secs(10))
+        .connect(&url)
+        .await
+        .unwrap_or_else(|e| panic!("{var} is set but the server does not answer: {e}"));
+    Some(pool)
+}
+
+/// The error codes an `after` hook saw, attempt by attempt.
+pub type Codes = std::sync::Mutex<Vec<Option<String>>>;
+
+/// An `after` hook that records the code of each attempt's class.
+pub fn seen(codes: &Codes, ctx: &reattempt::hooks::Context<'_, Result<(), sqlx::Error>>) {
+    let code = ctx.class().and_then(|c| c.code().map(str::to_owned));
+    codes.lock().unwrap().push(code);
+}
+
+/// A suffix for names of tables and keys that no other test run uses.
+pub fn unique() -> String {
+    format!("{}_{:08x}", std::process::id(), rand_u32())
+}
+
+fn rand_u32() -> u32 {
+    use std::hash::{BuildHasher, RandomState};
+    RandomState::new().hash_one(std::time::SystemTime::now()) as u32
+}
+
+/// A TCP port on 127.0.0.1 on which nothing listens.
+pub fn closed_port() -> u16 {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1:0");
+    listener.local_addr().expect("local address").port()
+}

@@ -1,0 +1,220 @@
+//! reqwest against a real HTTP server on 127.0.0.1, classified without
+//! `on`: error statuses of an `Ok(Response)` are judged by the HTTP table,
+//! `Retry-After` is honoured in both its forms, and a refused connection is
+//! retried. Waits run on tokio's paused clock.
+
+mod common;
+
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, SystemTime};
+
+use axum::Router;
+use axum::extract::{Path, State};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header::RETRY_AFTER};
+use axum::routing;
+use reattempt::retry;
+use reqwest::Response;
+use tokio::time::Instant;
+
+/// How many times each path was requested.
+type Hits = Arc<Mutex<HashMap<String, u32>>>;
+
+/// Answers by path: `busy` is 503 with `Retry-After: 2` once, then 200;
+/// `limited` is 429 with an HTTP-date three seconds ahead once, then 200;
+/// `status/N` is always N.
+async fn serve(
+    Path(path): Path<String>,
+    State(hits): State<Hits>,
+) -> (StatusCode, HeaderMap, String) {
+    let n = {
+        let mut hits = hits.lock().unwrap();
+        let n = hits.entry(path.clone()).or_default();
+        *n += 1;
+        *n
+    };
+    let mut headers = HeaderMap::new();
+    let status = match (path.as_str(), n) {
+        ("busy", 1) => {
+            headers.insert(RETRY_AFTER, HeaderValue::from_static("2"));
+            StatusCode::SERVICE_UNAVAILABLE
+        }
+        ("limited", 1) => {
+            let at = SystemTime::now() + Duration::from_secs(3);
+            headers.insert(RETRY_AFTER, HeaderValue::from_str(&http_date(at)).unwrap());
+            StatusCode::TOO_MANY_REQUESTS
+        }
+        (path, _) => match path.strip_prefix("status/") {
+            Some(code) => StatusCode::from_u16(code.parse().unwrap()).unwrap(),
+            None => StatusCode::OK,
+        },
+    };
+    (status, headers, format!("{path} #{n}"))
+}
+
+/// An IMF-fixdate, as servers write `Retry-After` dates.
+fn http_date(at: SystemTime) -> String {
+    let secs = at.duration_since(SystemTime::UNIX_EPOCH).unwrap().as_secs();
+    let (days, rest) = (secs / 86_400, secs % 86_400);
+    // Howard Hinnant's civil_from_days.
+    let z = days as i64 + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    let weekday = ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"][(days % 7) as usize];
+    let months = [
+        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+    ];
+    format!(
+        "{weekday}, {day:02} {} {year} {:02}:{:02}:{:02} GMT",
+        months[(month - 1) as usize],
+        rest / 3_600,
+        rest % 3_600 / 60,
+        rest % 60
+    )
+}
+
+async fn server() -> (SocketAddr, Hits) {
+    let hits = Hits::default();
+    let app = Router::new()
+        .route("/{*path}", routing::get(serve))
+        .with_state(Arc::clone(&hits));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    (addr, hits)
+}
+
+#[retry(max = 3, backoff = fixed(100ms))]
+async fn get(client: &reqwest::Client, url: &str) -> reqwest::Result<Response> {
+    client.get(url).send().await
+}
+
+fn hits(hits: &Hits, path: &str) -> u32 {
+    hits.lock().unwrap().get(path).copied().unwrap_or(0)
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_503_with_retry_after_waits_as_asked_then_succeeds() {
+    let (addr, counts) = server().await;
+    let started = Instant::now();
+    let response = get(&reqwest::Client::new(), &format!("http://{addr}/busy"))
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 200);
+    assert_eq!(response.text().await.unwrap(), "busy #2");
+    assert_eq!(hits(&counts, "busy"), 2);
+    assert!(
+        started.elapsed() >= Duration::from_secs(2),
+        "{:?}",
+        started.elapsed()
+    );
+    assert!(
+        started.elapsed() < Duration::from_millis(2100),
+        "{:?}",
+        started.elapsed()
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_429_with_an_http_date_waits_until_that_date() {
+    let (addr, counts) = server().await;
+    let started = Instant::now();
+    let response = get(&reqwest::Client::new(), &format!("http://{addr}/limited"))
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 200);
+    assert_eq!(hits(&counts, "limited"), 2);
+    // The date has whole seconds: between two and three seconds ahead.
+    let waited = started.elapsed();
+    assert!(
+        Duration::from_secs(2) <= waited && waited <= Duration::from_millis(3100),
+        "{waited:?}"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn client_errors_are_returned_after_one_attempt() {
+    let (addr, counts) = server().await;
+    let client = reqwest::Client::new();
+    for status in [404, 400, 403, 422] {
+        let path = format!("status/{status}");
+        let response = get(&client, &format!("http://{addr}/{path}"))
+            .await
+            .unwrap();
+        assert_eq!(response.status(), status);
+        assert_eq!(hits(&counts, &path), 1, "{status}");
+    }
+    let response = get(&client, &format!("http://{addr}/status/502"))
+        .await
+        .unwrap();
+    assert_eq!(
+        response.status(),
+        502,
+        "the last response comes back as it was"
+    );
+    assert_eq!(hits(&counts, "status/502"), 3);
+}
+
+#[retry(max = 3, backoff = fixed(100ms))]
+async fn get_checked(client: &reqwest::Client, url: &str) -> reqwest::Result<String> {
+    client
+        .get(url)
+        .send()
+        .await?
+        .error_for_status()?
+        .text()
+        .await
+}
+
+#[tokio::test(start_paused = true)]
+async fn error_for_status_errors_are_classified_by_status() {
+    let (addr, counts) = server().await;
+    let client = reqwest::Client::new();
+    let error = get_checked(&client, &format!("http://{addr}/status/503"))
+        .await
+        .unwrap_err();
+    assert_eq!(
+        error.status(),
+        Some(reqwest::StatusCode::SERVICE_UNAVAILABLE)
+    );
+    assert_eq!(hits(&counts, "status/503"), 3);
+    get_checked(&client, &format!("http://{addr}/status/410"))
+        .await
+        .unwrap_err();
+    assert_eq!(hits(&counts, "status/410"), 1);
+}
+
+#[retry(max = 4, backoff = fixed(10ms))]
+async fn get_counted(
+    client: &reqwest::Client,
+    url: &str,
+    attempts: &AtomicU32,
+) -> reqwest::Result<Response> {
+    attempts.fetch_add(1, Ordering::SeqCst);
+    client.get(url).send().await
+}
+
+#[tokio::test]
+async fn a_refused_connection_is_retried() {
+    let url = format!("http://127.0.0.1:{}/", common::closed_port());
+    let attempts = AtomicU32::new(0);
+    let error = get_counted(&reqwest::Client::new(), &url, &attempts)
+        .await
+        .unwrap_err();
+    assert!(error.is_connect(), "{error:?}");
+    assert_eq!(attempts.load(Ordering::SeqCst), 4);
+}
+
+#[test]
+fn http_date_writes_imf_fixdate() {
+    let at = SystemTime::UNIX_EPOCH + Duration::from_secs(784_111_777);
+    assert_eq!(http_date(at), "Sun, 06 Nov 1994 08:49:37 GMT");
+}

@@ -1,0 +1,381 @@
+//! `sqlx::Error` from the PostgreSQL server on this machine, classified
+//! without `on`: each test provokes the real error and counts attempts.
+//!
+//! Needs `RETRY_TEST_POSTGRES_URL` (set by `.ci/run`); skipped without it.
+
+mod common;
+
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use common::{Codes, seen};
+use reattempt::retry;
+use sqlx::postgres::PgPool;
+use tokio::sync::{Barrier, oneshot};
+
+/// A pool and a schema of its own, dropped at the end.
+struct Db {
+    pool: PgPool,
+    schema: String,
+}
+
+impl Db {
+    async fn connect() -> Option<Db> {
+        let pool = common::sqlx_pool("RETRY_TEST_POSTGRES_URL").await?;
+        let schema = format!("retry_{}", common::unique());
+        sqlx::query(&format!("CREATE SCHEMA {schema}"))
+            .execute(&pool)
+            .await
+            .unwrap();
+        Some(Db { pool, schema })
+    }
+
+    async fn run(&self, sql: &str) {
+        let sql = sql.replace("{s}", &self.schema);
+        sqlx::query(&sql).execute(&self.pool).await.unwrap();
+    }
+
+    async fn drop_schema(self) {
+        self.run("DROP SCHEMA {s} CASCADE").await;
+        self.pool.close().await;
+    }
+}
+
+#[retry(max = 40, backoff = fixed(25ms), after = |ctx| seen(codes, ctx))]
+async fn insert_child(db: &Db, codes: &Codes) -> Result<(), sqlx::Error> {
+    let sql = format!(
+        "INSERT INTO {}.child (id, parent_id) VALUES (1, 1)",
+        db.schema
+    );
+    sqlx::query(&sql).execute(&db.pool).await?;
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_child_row_is_retried_until_its_parent_appears() {
+    let Some(db) = Db::connect().await else {
+        return;
+    };
+    db.run("CREATE TABLE {s}.parent (id int PRIMARY KEY)").await;
+    db.run("CREATE TABLE {s}.child (id int PRIMARY KEY, parent_id int NOT NULL REFERENCES {s}.parent (id))")
+        .await;
+    let parent = {
+        let pool = db.pool.clone();
+        let sql = format!("INSERT INTO {}.parent (id) VALUES (1)", db.schema);
+        tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(200)).await;
+            sqlx::query(&sql).execute(&pool).await.unwrap();
+        })
+    };
+    let codes = Codes::default();
+    insert_child(&db, &codes).await.unwrap();
+    parent.await.unwrap();
+    let codes = codes.into_inner().unwrap();
+    assert!(
+        codes.len() >= 2,
+        "retried while the parent was missing: {codes:?}"
+    );
+    assert!(
+        codes[..codes.len() - 1]
+            .iter()
+            .all(|c| c.as_deref() == Some("23503")),
+        "{codes:?}"
+    );
+    assert_eq!(codes.last().unwrap(), &None, "the last attempt succeeded");
+    db.drop_schema().await;
+}
+
+#[retry(max = 5, backoff = fixed(10ms))]
+async fn insert_parent(db: &Db, id: i32, attempts: &AtomicU32) -> Result<(), sqlx::Error> {
+    attempts.fetch_add(1, Ordering::SeqCst);
+    let sql = format!("INSERT INTO {}.parent (id) VALUES ($1)", db.schema);
+    sqlx::query(&sql).bind(id).execute(&db.pool).await?;
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_duplicate_key_fails_after_exactly_one_attempt() {
+    let Some(db) = Db::connect().await else {
+        return;
+    };
+    db.run("CREATE TABLE {s}.parent (id int PRIMARY KEY)").await;
+    let attempts = AtomicU32::new(0);
+    insert_parent(&db, 7, &attempts).await.unwrap();
+    let attempts = AtomicU32::new(0);
+    let error = insert_parent(&db, 7, &attempts).await.unwrap_err();
+    assert_eq!(attempts.load(Ordering::SeqCst), 1);
+    let code = error.as_database_error().and_then(|e| e.code()).unwrap();
+    assert_eq!(code, "23505");
+    db.drop_schema().await;
+}
+
+#[retry(max = 3, backoff = fixed(50ms))]
+async fn long_query(
+    pool: &PgPool,
+    attempts: &AtomicU32,
+    killer: &Mutex<Option<oneshot::Sender<i32>>>,
+) -> Result<i32, sqlx::Error> {
+    let attempt = attempts.fetch_add(1, Ordering::SeqCst) + 1;
+    let mut conn = pool.acquire().await?;
+    if attempt == 1 {
+        let pid: i32 = sqlx::query_scalar("SELECT pg_backend_pid()")
+            .fetch_one(&mut *conn)
+            .await?;
+        if let Some(tell) = killer.lock().unwrap().take() {
+            let _ = tell.send(pid);
+        }
+        sqlx::query("SELECT pg_sleep(30)")
+            .execute(&mut *conn)
+            .await?;
+    }
+    sqlx::query_scalar("SELECT 42").fetch_one(&mut *conn).await
+}
+
+#[tokio::test]
+async fn a_session_killed_mid_call_is_retried_on_a_fresh_connection() {
+    let Some(db) = Db::connect().await else {
+        return;
+    };
+    let (tell, pid) = oneshot::channel();
+    let killer = {
+        let pool = db.pool.clone();
+        tokio::spawn(async move {
+            let pid = pid.await.unwrap();
+            // Let the victim's pg_sleep start.
+            tokio::time::sleep(Duration::from_millis(200)).await;
+            let killed: bool = sqlx::query_scalar("SELECT pg_terminate_backend($1)")
+                .bind(pid)
+                .fetch_one(&pool)
+                .await
+                .unwrap();
+            assert!(killed);
+        })
+    };
+    let attempts = AtomicU32::new(0);
+    let answer = long_query(&db.pool, &attempts, &Mutex::new(Some(tell)))
+        .await
+        .unwrap();
+    killer.await.unwrap();
+    assert_eq!(answer, 42);
+    assert_eq!(attempts.load(Ordering::SeqCst), 2);
+    db.drop_schema().await;
+}
+
+#[retry(max = 5, backoff = fixed(20ms), jitter = full, after = |ctx| seen(codes, ctx))]
+async fn book(
+    db: &Db,
+    id: i32,
+    barrier: &Barrier,
+    attempts: &AtomicU32,
+    codes: &Codes,
+) -> Result<(), sqlx::Error> {
+    let attempt = attempts.fetch_add(1, Ordering::SeqCst) + 1;
+    let mut tx = db.pool.begin().await?;
+    sqlx::query("SET TRANSACTION ISOLATION LEVEL SERIALIZABLE")
+        .execute(&mut *tx)
+        .await?;
+    let sql = format!("SELECT count(*) FROM {}.bookings WHERE room = 1", db.schema);
+    let booked: i64 = sqlx::query_scalar(&sql).fetch_one(&mut *tx).await?;
+    if attempt == 1 {
+        // Both transactions have read before either writes: write skew.
+        barrier.wait().await;
+    }
+    let sql = format!(
+        "INSERT INTO {}.bookings (id, room, seen) VALUES ($1, 1, $2)",
+        db.schema
+    );
+    sqlx::query(&sql)
+        .bind(id)
+        .bind(booked)
+        .execute(&mut *tx)
+        .await?;
+    tx.commit().await?;
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_serialization_failure_between_two_serializable_transactions_is_retried() {
+    let Some(db) = Db::connect().await else {
+        return;
+    };
+    db.run(
+        "CREATE TABLE {s}.bookings (id int PRIMARY KEY, room int NOT NULL, seen bigint NOT NULL)",
+    )
+    .await;
+    let db = Arc::new(db);
+    let barrier = Arc::new(Barrier::new(2));
+    let codes = Arc::new(Codes::default());
+    let run = |id| {
+        let (db, barrier, codes) = (Arc::clone(&db), Arc::clone(&barrier), Arc::clone(&codes));
+        tokio::spawn(async move {
+            let attempts = AtomicU32::new(0);
+            book(&db, id, &barrier, &attempts, &codes)
+                .await
+                .map(|()| attempts.into_inner())
+        })
+    };
+    let (first, second) = (run(1), run(2));
+    let attempts = first.await.unwrap().unwrap() + second.await.unwrap().unwrap();
+    let codes = codes.lock().unwrap().clone();
+    assert!(attempts >= 3, "one of them was retried: {codes:?}");
+    assert!(
+        codes.iter().any(|c| c.as_deref() == Some("40001")),
+        "{codes:?}"
+    );
+    let sql = format!("SELECT count(*) FROM {}.bookings", db.schema);
+    let rows: i64 = sqlx::query_scalar(&sql).fetch_one(&db.pool).await.unwrap();
+    assert_eq!(rows, 2, "both committed");
+    if let Ok(db) = Arc::try_unwrap(db) {
+        db.drop_schema().await;
+    }
+}
+
+#[retry(max = 3, backoff = fixed(10ms))]
+async fn through_tokio_postgres(
+    client: &tokio_postgres::Client,
+    attempts: &AtomicU32,
+) -> Result<i32, tokio_postgres::Error> {
+    attempts.fetch_add(1, Ordering::SeqCst);
+    let row = client.query_one("SELECT 1 / 0", &[]).await?;
+    Ok(row.get(0))
+}
+
+#[tokio::test]
+async fn tokio_postgres_errors_are_classified_by_sqlstate() {
+    let Some(url) = common::server_url("RETRY_TEST_POSTGRES_URL") else {
+        return;
+    };
+    let (client, connection) = tokio_postgres::connect(&url, tokio_postgres::NoTls)
+        .await
+        .unwrap();
+    let connection = tokio::spawn(connection);
+    let attempts = AtomicU32::new(0);
+    let error = through_tokio_postgres(&client, &attempts)
+        .await
+        .unwrap_err();
+    assert_eq!(error.code().map(|c| c.code()), Some("22012"));
+    assert_eq!(
+        attempts.load(Ordering::SeqCst),
+        1,
+        "division by zero is a validation error"
+    );
+    drop(client);
+    connection.await.unwrap().unwrap();
+}
+
+mod dead_letter_table {
+    use super::*;
+    use reattempt::dead_letter::PostgresTable;
+    use std::sync::OnceLock;
+
+    static SINK: OnceLock<PostgresTable> = OnceLock::new();
+
+    #[retry(max = 2, backoff = none, dead_letter = SINK, fields(job))]
+    async fn job(job: u32) -> std::io::Result<()> {
+        tokio::task::yield_now().await;
+        Err(std::io::ErrorKind::ConnectionReset.into())
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn records_from_concurrent_callers_all_arrive() {
+        let Some(db) = Db::connect().await else {
+            return;
+        };
+        let table = format!("{}.dead_letters", db.schema);
+        let sink = PostgresTable::connect(db.pool.clone(), &table)
+            .await
+            .unwrap();
+        SINK.set(sink).unwrap();
+        let calls: Vec<_> = (0..20).map(|n| tokio::spawn(job(n))).collect();
+        for call in calls {
+            call.await.unwrap().unwrap_err();
+        }
+        SINK.get().unwrap().flush().await;
+        let rows: Vec<(String, String, i32, String)> = sqlx::query_as(&format!(
+            "SELECT function, reason, attempts, fields->>'job' FROM {table} ORDER BY (fields->>'job')::int"
+        ))
+        .fetch_all(&db.pool)
+        .await
+        .unwrap();
+        assert_eq!(rows.len(), 20);
+        for (n, (function, reason, attempts, job)) in rows.into_iter().enumerate() {
+            assert_eq!(function, "postgres::dead_letter_table::job");
+            assert_eq!((reason.as_str(), attempts), ("exhausted", 2));
+            assert_eq!(job, n.to_string());
+        }
+        let history: String =
+            sqlx::query_scalar(&format!("SELECT history::text FROM {table} LIMIT 1"))
+                .fetch_one(&db.pool)
+                .await
+                .unwrap();
+        assert!(
+            history.contains(r#""delay_from": "backoff""#)
+                || history.contains(r#""delay_from": "cap""#),
+            "{history}"
+        );
+        db.drop_schema().await;
+    }
+
+    static GONE: OnceLock<PostgresTable> = OnceLock::new();
+
+    #[retry(max = 1, dead_letter = GONE, fields(account))]
+    async fn charge(account: u32) -> std::io::Result<()> {
+        Err(std::io::ErrorKind::PermissionDenied.into())
+    }
+
+    #[tokio::test]
+    async fn a_record_the_database_refuses_goes_to_the_logs() {
+        let Some(db) = Db::connect().await else {
+            return;
+        };
+        let table = format!("{}.dead_letters", db.schema);
+        GONE.set(
+            PostgresTable::connect(db.pool.clone(), &table)
+                .await
+                .unwrap(),
+        )
+        .unwrap();
+        db.run("DROP TABLE {s}.dead_letters").await;
+
+        let captured = Arc::new(Mutex::new(Vec::<u8>::new()));
+        let writer = Arc::clone(&captured);
+        let subscriber = tracing_subscriber::fmt()
+            .json()
+            .with_writer(move || Buffer(Arc::clone(&writer)))
+            .finish();
+        let _guard = tracing::subscriber::set_default(subscriber);
+        let error = charge(99).await.unwrap_err();
+        assert_eq!(
+            error.kind(),
+            std::io::ErrorKind::PermissionDenied,
+            "the caller's own error"
+        );
+        GONE.get().unwrap().flush().await;
+        let text = String::from_utf8(captured.lock().unwrap().clone()).unwrap();
+        let logged = text
+            .lines()
+            .find(|line| line.contains("dead-letter sink failed"))
+            .unwrap_or_else(|| panic!("the record is in the logs: {text}"));
+        assert!(
+            logged.contains(r#""fields":"{\"account\":\"99\"}""#),
+            "{logged}"
+        );
+        assert!(logged.contains(r#""reason":"permanent""#), "{logged}");
+        assert!(logged.contains("does not exist"), "{logged}");
+        db.drop_schema().await;
+    }
+
+    struct Buffer(Arc<Mutex<Vec<u8>>>);
+
+    impl std::io::Write for Buffer {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(bytes);
+            Ok(bytes.len())
+        }
+
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+}

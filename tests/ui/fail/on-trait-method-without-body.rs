@@ -1,8 +1,0 @@
-use retry::retry;
-
-trait Store {
-    #[retry]
-    fn load(&self) -> std::io::Result<String>;
-}
-
-fn main() {}

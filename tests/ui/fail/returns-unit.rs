@@ -1,8 +1,0 @@
-use retry::retry;
-
-#[retry(max = 3)]
-fn ping() {}
-
-fn main() {
-    ping();
-}

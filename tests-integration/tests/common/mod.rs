@@ -2,17 +2,42 @@
 
 #![allow(dead_code)]
 
-/// The server address in `var`, or `None` after saying why the test is
-/// skipped. `.ci/run` starts the servers and sets these variables.
+/// The server address in `var`, or `None` when the test is to be skipped.
+/// `.ci/run` starts the servers and sets these variables.
+///
+/// Under `CI` a missing server fails the test, so that a green run means
+/// the server tests ran. Elsewhere the skip is written to the terminal
+/// directly, past the test harness's capture, so that it shows in the run.
 pub fn server_url(var: &str) -> Option<String> {
-    match std::env::var(var) {
-        Ok(url) if !url.is_empty() => Some(url),
-        _ => {
-            eprintln!(
+    let value = std::env::var(var).ok();
+    let ci = std::env::var_os("CI").is_some_and(|v| !v.is_empty() && v != "false");
+    match server_address(var, value, ci) {
+        Ok(Some(url)) => Some(url),
+        Ok(None) => {
+            use std::io::Write as _;
+            let _ = writeln!(
+                std::io::stderr(),
                 "skipped: {var} is not set; `.ci/run` starts the local server and sets it (see DEVELOPERS.md)"
             );
             None
         }
+        Err(message) => panic!("{message}"),
+    }
+}
+
+/// What [`server_url`] decides from the variable's value and whether this
+/// is CI: the address, a skip, or a failure with its message.
+pub fn server_address(
+    var: &str,
+    value: Option<String>,
+    ci: bool,
+) -> Result<Option<String>, String> {
+    match value {
+        Some(url) if !url.is_empty() => Ok(Some(url)),
+        _ if ci => Err(format!(
+            "{var} is not set under CI: `.ci/run` must start the server and set it, or this test would pass without running"
+        )),
+        _ => Ok(None),
     }
 }
 

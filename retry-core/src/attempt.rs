@@ -140,9 +140,56 @@ pub struct Call<'p, B, C, S = Boxed> {
     call_id: CallIdCell,
     started: Option<Instant>,
     timed_out: AtomicBool,
+    /// Whether a decision returned the outcome to the caller; a call
+    /// dropped before that was cancelled.
+    ended: bool,
+    /// A retry was decided (its budget token taken) and its attempt has
+    /// not started yet. It is counted when it starts, and its token given
+    /// back if the call is dropped first.
+    retry_pending: AtomicBool,
     /// Created at the first failure (or the first hook), so that a call that
     /// succeeds at once initialises none of it.
     failures: S,
+}
+
+impl<B, C, S> Drop for Call<'_, B, C, S> {
+    #[inline]
+    fn drop(&mut self) {
+        if !self.ended {
+            self.cancelled();
+        }
+    }
+}
+
+impl<B, C, S> Call<'_, B, C, S> {
+    /// The call was dropped before a decision returned its outcome.
+    #[cold]
+    #[inline(never)]
+    fn cancelled(&mut self) {
+        self.site.cancelled();
+        if self.retry_pending.swap(false, Ordering::Relaxed)
+            && let Some(budget) = self.policy.budget
+        {
+            budget.refund();
+        }
+    }
+
+    /// An attempt starts running (after its permit, if any): a retry that
+    /// was pending is now made.
+    #[inline]
+    fn attempt_starts(&self) {
+        if self.retry_pending.load(Ordering::Relaxed) {
+            self.retry_starts();
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn retry_starts(&self) {
+        if self.retry_pending.swap(false, Ordering::Relaxed) {
+            self.site.retry();
+        }
+    }
 }
 
 /// Where a call keeps the state that only failures need.
@@ -271,6 +318,8 @@ impl<'p, B: Backoff, C: Clock, S: Slot> Call<'p, B, C, S> {
             call_id: CallIdCell::default(),
             started,
             timed_out: AtomicBool::new(false),
+            ended: false,
+            retry_pending: AtomicBool::new(false),
             failures: S::default(),
         }
     }
@@ -337,6 +386,7 @@ impl<'p, B: Backoff, C: Clock, S: Slot> Call<'p, B, C, S> {
                 if self.policy.alert_after.is_some() {
                     self.site.success_streak();
                 }
+                self.ended = true;
                 Decision::Return
             }
             Err(error) => {
@@ -355,6 +405,7 @@ impl<'p, B: Backoff, C: Clock, S: Slot> Call<'p, B, C, S> {
     #[inline]
     pub fn scope<T>(&self, attempt: impl FnOnce() -> T) -> T {
         let _permit = self.policy.limit.map(|limit| limit.acquire_blocking());
+        self.attempt_starts();
         self.frame().enter(attempt)
     }
 
@@ -498,7 +549,7 @@ impl<'p, B: Backoff, C: Clock, S: Slot> Call<'p, B, C, S> {
                     span,
                 );
                 self.remember(&class, Some((delay, from)));
-                self.site.retry();
+                self.retry_pending.store(true, Ordering::Relaxed);
                 self.attempt = self.attempt.saturating_add(1);
                 let wait = testing::wait(delay);
                 let failures = self.failures();
@@ -518,6 +569,7 @@ impl<'p, B: Backoff, C: Clock, S: Slot> Call<'p, B, C, S> {
                     span,
                 );
                 self.remember(&class, None);
+                self.ended = true;
                 self.site.gave_up(reason, elapsed, self.attempt > 1);
                 let failures = self.failures();
                 failures.last_delay = None;
@@ -681,6 +733,11 @@ impl<'p, B: Backoff, C: Clock, S: Slot> Call<'p, B, C, S> {
 impl<B, C, S> current::sealed::Sealed for Call<'_, B, C, S> {}
 
 impl<B, C, S> HasFrame for Call<'_, B, C, S> {
+    #[inline]
+    fn starts(&self) {
+        self.attempt_starts();
+    }
+
     #[inline]
     fn frame(&self) -> Frame<'_> {
         Frame {

@@ -133,6 +133,14 @@ impl RetryBudget {
         true
     }
 
+    /// Gives back the token of a retry that never ran: its call was
+    /// cancelled during the wait or while queued for a permit.
+    pub fn refund(&self) {
+        self.slot(self.now())
+            .balance
+            .fetch_add(MILLI, Ordering::Relaxed);
+    }
+
     /// The retries the budget would allow now.
     pub fn available(&self) -> f64 {
         self.balance_at(self.now()) as f64 / MILLI as f64

@@ -197,6 +197,10 @@ impl CallIdCell {
 /// What gives the frame of the attempt in progress: the call. Only
 /// [`Call`](crate::Call) has one.
 pub trait HasFrame: sealed::Sealed {
+    /// Called as an attempt starts running, on every poll of it.
+    #[doc(hidden)]
+    fn starts(&self);
+
     /// The frame [`attempt()`] reads.
     #[doc(hidden)]
     fn frame(&self) -> Frame<'_>;
@@ -227,6 +231,7 @@ impl<K: HasFrame, F: Future> Future for Scoped<'_, K, F> {
     #[inline]
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
         let this = &mut *self;
+        this.call.starts();
         this.call.frame().enter(|| this.future.as_mut().poll(cx))
     }
 }

@@ -6,10 +6,8 @@
 //! first attempt and after retries, give-ups by reason, the attempts made,
 //! the time spent by calls that needed more than one attempt (waits
 //! included; a first-try success reads no clock, so it adds no time), and
-//! the alerts raised. A first-try success is counted without a locked
-//! instruction, to keep the success path free: under heavy concurrent use
-//! of one function a few of those may be missed; every other count is
-//! exact.
+//! the alerts raised, and the calls cancelled before they ended. Every
+//! count is an atomic add, exact under any contention.
 
 use core::ptr;
 use core::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, Ordering};
@@ -39,7 +37,7 @@ use crate::class::{Class, Classification, Code};
 pub struct Stats {
     /// The function's name, as in the logs.
     pub function: &'static str,
-    /// Calls that ended.
+    /// Calls that ended: returned to their caller, or cancelled.
     pub calls: u64,
     /// Calls that succeeded at the first attempt.
     pub first_try_successes: u64,
@@ -54,6 +52,10 @@ pub struct Stats {
     pub time: Duration,
     /// Alerts raised (`alert_after`).
     pub alerts: u64,
+    /// Calls dropped before they ended: an async call's future dropped
+    /// during an attempt or a wait (by a timeout, a `select!`, a shutdown),
+    /// or a body that panicked.
+    pub cancelled: u64,
 }
 
 /// Give-ups by reason.
@@ -118,6 +120,7 @@ pub fn get(function: &str) -> Option<Stats> {
         sum.attempts += more.attempts;
         sum.time += more.time;
         sum.alerts += more.alerts;
+        sum.cancelled += more.cancelled;
         sum
     }))
 }
@@ -194,6 +197,7 @@ pub struct Site {
     retries: AtomicU64,
     nanos: AtomicU64,
     alerts: AtomicU64,
+    cancelled: AtomicU64,
     /// Whether `streak` counts anything, so a success need not lock it.
     streak_active: AtomicBool,
     streak: Mutex<Streak>,
@@ -235,6 +239,7 @@ impl Site {
             retries: AtomicU64::new(0),
             nanos: AtomicU64::new(0),
             alerts: AtomicU64::new(0),
+            cancelled: AtomicU64::new(0),
             streak_active: AtomicBool::new(false),
             streak: Mutex::new(Streak {
                 class: Class::Transient,
@@ -266,7 +271,8 @@ impl Site {
         };
         let first_try = count(&self.first_try);
         let after_retries = count(&self.after_retries);
-        let calls = first_try + after_retries + give_ups.total();
+        let cancelled = count(&self.cancelled);
+        let calls = first_try + after_retries + give_ups.total() + cancelled;
         Stats {
             function: self.name,
             calls,
@@ -276,6 +282,7 @@ impl Site {
             attempts: calls + count(&self.retries),
             time: Duration::from_nanos(count(&self.nanos)),
             alerts: count(&self.alerts),
+            cancelled,
         }
     }
 
@@ -303,12 +310,14 @@ impl Site {
         }
     }
 
-    /// A first-try success: a plain load and store, not a locked add (see
-    /// the module documentation).
     #[inline]
     pub(crate) fn first_try_success(&self) {
-        let n = self.first_try.load(Ordering::Relaxed);
-        self.first_try.store(n.wrapping_add(1), Ordering::Relaxed);
+        self.first_try.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// A call dropped before it ended.
+    pub(crate) fn cancelled(&self) {
+        self.cancelled.fetch_add(1, Ordering::Relaxed);
     }
 
     pub(crate) fn success_after_retries(&self, elapsed: Duration) {

@@ -1,0 +1,74 @@
+//! Statistics stay exact under contention, and count the calls that were
+//! cancelled before they ended.
+
+use std::io::{self, ErrorKind};
+use std::time::Duration;
+
+use reattempt::retry;
+
+#[retry(max = 2, backoff = none)]
+fn always_fine(x: u64) -> io::Result<u64> {
+    Ok(std::hint::black_box(x))
+}
+
+#[test]
+fn every_first_try_success_is_counted_from_eight_threads() {
+    const THREADS: u64 = 8;
+    const CALLS: u64 = 100_000;
+    let threads: Vec<_> = (0..THREADS)
+        .map(|t| {
+            std::thread::spawn(move || {
+                for i in 0..CALLS {
+                    always_fine(t * CALLS + i).unwrap();
+                }
+            })
+        })
+        .collect();
+    for thread in threads {
+        thread.join().unwrap();
+    }
+    let stats = reattempt::stats::get("stats::always_fine").unwrap();
+    assert_eq!(stats.first_try_successes, THREADS * CALLS);
+    assert_eq!(stats.calls, THREADS * CALLS);
+    assert_eq!(stats.attempts, THREADS * CALLS);
+}
+
+#[retry(max = 3, backoff = fixed(10s))]
+async fn slow_to_recover() -> io::Result<()> {
+    Err(ErrorKind::ConnectionReset.into())
+}
+
+#[retry(max = 3, backoff = none)]
+async fn never_answers() -> io::Result<()> {
+    std::future::pending().await
+}
+
+#[tokio::test(start_paused = true)]
+async fn calls_dropped_during_a_wait_or_an_attempt_are_counted_as_cancelled() {
+    let waiting = tokio::time::timeout(Duration::from_secs(1), slow_to_recover()).await;
+    assert!(
+        waiting.is_err(),
+        "the call is still waiting out its backoff"
+    );
+    let running = tokio::time::timeout(Duration::from_secs(1), never_answers()).await;
+    assert!(running.is_err(), "the first attempt never ends");
+
+    let stats = reattempt::stats::get("stats::slow_to_recover").unwrap();
+    assert_eq!((stats.cancelled, stats.calls, stats.attempts), (1, 1, 1));
+    assert_eq!(stats.give_ups.total(), 0);
+    let stats = reattempt::stats::get("stats::never_answers").unwrap();
+    assert_eq!((stats.cancelled, stats.calls, stats.attempts), (1, 1, 1));
+}
+
+#[retry(max = 3, backoff = none)]
+fn panics() -> io::Result<()> {
+    panic!("the body panicked")
+}
+
+#[test]
+fn a_call_whose_body_panics_is_counted_as_cancelled() {
+    let unwound = std::panic::catch_unwind(panics);
+    assert!(unwound.is_err());
+    let stats = reattempt::stats::get("stats::panics").unwrap();
+    assert_eq!((stats.cancelled, stats.calls, stats.attempts), (1, 1, 1));
+}

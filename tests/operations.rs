@@ -461,7 +461,7 @@ fn a_policy_flipped_at_run_time_applies_to_the_next_call_and_a_bad_one_falls_bac
         .iter()
         .filter(|e| e["fields"]["message"] == "invalid dynamic policy; using the static arguments")
         .collect();
-    assert_eq!(warnings.len(), 1, "once per distinct problem");
+    assert_eq!(warnings.len(), 1, "once per kind of problem");
     assert!(
         warnings[0]["fields"]["problem"]
             .as_str()
@@ -563,4 +563,29 @@ fn unknown_boxed_errors_are_permanent() {
     with_unknown_errors().unwrap_err();
     let stats = reattempt::stats::get("operations::with_unknown_errors").unwrap();
     assert_eq!((stats.attempts, stats.give_ups.permanent), (1, 1));
+}
+
+thread_local! {
+    static FACTOR: Cell<f64> = const { Cell::new(0.5) };
+}
+
+#[retry(max = 2, backoff = none, sleep = no_wait, policy = DynamicPolicy::new().backoff(BackoffSpec::Exponential { base: Duration::from_millis(1), factor: FACTOR.get(), max: Duration::from_secs(1) }))]
+fn configured_with_a_changing_bad_factor() -> io::Result<()> {
+    Err(ErrorKind::TimedOut.into())
+}
+
+#[test]
+fn distinct_invalid_policies_of_one_kind_warn_once_and_keep_nothing_per_value() {
+    let events = capture(|| {
+        for i in 0..2_000 {
+            // Each call's factor is a new invalid value below 1.
+            FACTOR.set(0.5 - f64::from(i) * 1e-6);
+            configured_with_a_changing_bad_factor().unwrap_err();
+        }
+    });
+    let warnings = events
+        .iter()
+        .filter(|e| e["fields"]["message"] == "invalid dynamic policy; using the static arguments")
+        .count();
+    assert_eq!(warnings, 1, "one WARN for the kind, not one per value");
 }

@@ -474,7 +474,13 @@ impl<'p, B: Backoff, C: Clock, S: Slot> Call<'p, B, C, S> {
         if delay.is_zero() {
             return crate::wait::Wait::new(None);
         }
-        let deadline = tokio::time::Instant::now() + delay;
+        let now = tokio::time::Instant::now();
+        // A delay past what an `Instant` can hold (a `Duration::MAX`
+        // backoff or server delay) is a wait for ever: thirty years, as
+        // tokio's own timeouts saturate.
+        let deadline = now
+            .checked_add(delay)
+            .unwrap_or_else(|| now + Duration::from_secs(30 * 365 * 86_400));
         let timer = &mut self.failures().timer;
         match timer {
             Some(timer) => timer.as_mut().reset(deadline),

@@ -3,8 +3,9 @@
 //! that limits can follow feature flags or a configuration file.
 //!
 //! A dynamic policy that fails validation is not used: the call falls back
-//! to the static arguments and logs why, at WARN, once per distinct
-//! problem per function.
+//! to the static arguments and logs why, at WARN, once per kind of problem
+//! per function (a bad factor, a zero attempt count, ...): a value that
+//! changes on every call is not logged again, and costs no memory.
 
 use core::fmt;
 use core::time::Duration;
@@ -206,8 +207,14 @@ impl DynamicPolicy {
         if let Some(max) = self.max_retry_after {
             policy = policy.max_retry_after(max);
         }
-        if policy.max().is_none() && policy.deadline.is_none() {
-            return Err(InvalidPolicy::UnboundedWithoutDeadline);
+        if policy.deadline.is_none() {
+            match policy.max() {
+                None => return Err(InvalidPolicy::UnboundedWithoutDeadline),
+                Some(attempts) if attempts > MAX_ATTEMPTS_WITHOUT_DEADLINE => {
+                    return Err(InvalidPolicy::TooManyAttemptsWithoutDeadline(attempts));
+                }
+                Some(_) => {}
+            }
         }
         Ok(policy)
     }
@@ -242,6 +249,12 @@ fn checked(spec: BackoffSpec) -> Result<AnyBackoff, InvalidPolicy> {
     })
 }
 
+/// The most attempts a dynamic policy may allow without a deadline. Values
+/// read at run time come from configuration, where a stray digit is easy:
+/// past this, a call that keeps failing would run for hours (days, with no
+/// backoff), so such a policy needs a deadline to bound it.
+pub const MAX_ATTEMPTS_WITHOUT_DEADLINE: u32 = 1_000;
+
 /// Why a dynamic policy was not used.
 #[derive(Clone, Copy, Debug, PartialEq)]
 #[non_exhaustive]
@@ -263,6 +276,8 @@ pub enum InvalidPolicy {
     Zero(&'static str),
     /// No limit on attempts and no deadline.
     UnboundedWithoutDeadline,
+    /// More than [`MAX_ATTEMPTS_WITHOUT_DEADLINE`] attempts and no deadline.
+    TooManyAttemptsWithoutDeadline(u32),
 }
 
 impl fmt::Display for InvalidPolicy {
@@ -290,14 +305,34 @@ impl fmt::Display for InvalidPolicy {
             InvalidPolicy::UnboundedWithoutDeadline => {
                 f.write_str("the policy has no limit on attempts and no deadline")
             }
+            InvalidPolicy::TooManyAttemptsWithoutDeadline(attempts) => write!(
+                f,
+                "max_attempts {attempts} without a deadline: more than {MAX_ATTEMPTS_WITHOUT_DEADLINE} attempts need one"
+            ),
         }
     }
 }
 
 impl std::error::Error for InvalidPolicy {}
 
+impl InvalidPolicy {
+    /// A number per variant, so that each kind of problem is logged once.
+    fn kind(&self) -> u32 {
+        match self {
+            InvalidPolicy::ZeroAttempts => 0,
+            InvalidPolicy::Factor(_) => 1,
+            InvalidPolicy::CapBelowBase { .. } => 2,
+            InvalidPolicy::JitterRatio(_) => 3,
+            InvalidPolicy::Zero(_) => 4,
+            InvalidPolicy::UnboundedWithoutDeadline => 5,
+            InvalidPolicy::TooManyAttemptsWithoutDeadline(_) => 6,
+        }
+    }
+}
+
 /// The policy of one call: the dynamic one when valid, else the static one
-/// with a WARN, once per distinct problem.
+/// with a WARN, once per kind of problem (the first value of each kind is
+/// the one logged).
 pub(crate) fn resolve(
     base: &Policy<AnyBackoff>,
     dynamic: &DynamicPolicy,
@@ -306,12 +341,11 @@ pub(crate) fn resolve(
     match dynamic.apply(base) {
         Ok(policy) => policy,
         Err(problem) => {
-            let text = problem.to_string();
-            if site.first_time(&text) {
+            if site.first_time(problem.kind()) {
                 tracing::warn!(
                     target: "reattempt",
                     function = site.name(),
-                    problem = %text,
+                    problem = %problem,
                     "invalid dynamic policy; using the static arguments",
                 );
             }

@@ -10,7 +10,7 @@
 //! count is an atomic add, exact under any contention.
 
 use core::ptr;
-use core::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicU64, Ordering};
 use core::time::Duration;
 use std::sync::{Mutex, PoisonError};
 
@@ -202,7 +202,7 @@ pub struct Site {
     streak_active: AtomicBool,
     streak: Mutex<Streak>,
     pub(crate) nested_warned: AtomicBool,
-    invalid_policies: Mutex<Vec<String>>,
+    invalid_policies: AtomicU32,
 }
 
 #[derive(Debug)]
@@ -248,7 +248,7 @@ impl Site {
                 fired: false,
             }),
             nested_warned: AtomicBool::new(false),
-            invalid_policies: Mutex::new(Vec::new()),
+            invalid_policies: AtomicU32::new(0),
         }
     }
 
@@ -386,17 +386,13 @@ impl Site {
         self.streak_active.store(false, Ordering::Relaxed);
     }
 
-    /// Whether `problem` is new for this site; each is logged once.
-    pub(crate) fn first_time(&self, problem: &str) -> bool {
-        let mut seen = self
-            .invalid_policies
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
-        if seen.iter().any(|p| p == problem) {
-            return false;
-        }
-        seen.push(problem.to_owned());
-        true
+    /// Whether a problem of this kind (a bit of its own, below 32) is new
+    /// for this site; each kind is logged once. One bit a kind, not the
+    /// problem's text, so that a policy whose bad value changes on every
+    /// call costs neither memory nor a search.
+    pub(crate) fn first_time(&self, kind: u32) -> bool {
+        let bit = 1u32 << (kind % 32);
+        self.invalid_policies.fetch_or(bit, Ordering::Relaxed) & bit == 0
     }
 }
 

@@ -404,7 +404,12 @@ impl<'p, B: Backoff, C: Clock, S: Slot> Call<'p, B, C, S> {
     /// holding a permit of the policy's concurrency limit while it runs.
     #[inline]
     pub fn scope<T>(&self, attempt: impl FnOnce() -> T) -> T {
-        let _permit = self.policy.limit.map(|limit| limit.acquire_blocking());
+        // Nested in an attempt that holds the same limit, the call runs
+        // under that permit: waiting for a second one could deadlock.
+        let _permit = match self.policy.limit {
+            Some(limit) if !current::holds(limit) => Some(limit.acquire_blocking()),
+            _ => None,
+        };
         self.attempt_starts();
         self.frame().enter(attempt)
     }
@@ -751,6 +756,7 @@ impl<B, C, S> HasFrame for Call<'_, B, C, S> {
             number: self.attempt,
             max: self.policy.max(),
             call_id: &self.call_id,
+            limit: self.policy.limit,
         }
     }
 }

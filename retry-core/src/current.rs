@@ -145,6 +145,37 @@ pub struct Frame<'c> {
     pub(crate) number: u32,
     pub(crate) max: Option<u32>,
     pub(crate) call_id: &'c CallIdCell,
+    /// The concurrency limit whose permit this attempt holds, if any.
+    pub(crate) limit: Option<&'c ConcurrencyLimit>,
+}
+
+thread_local! {
+    /// The limits held by the attempts running on this thread, innermost
+    /// first: a list linked through nodes on the stack of `Frame::enter`.
+    static HELD: Cell<*const Held> = const { Cell::new(ptr::null()) };
+}
+
+struct Held {
+    limit: *const ConcurrencyLimit,
+    outer: *const Held,
+}
+
+/// Whether an attempt running on this thread, this one or one it was
+/// called from, holds a permit of `limit`: a retried call nested in it
+/// then runs under that permit instead of waiting for a second one, which
+/// it could never get if the limit were full of such outer calls.
+pub(crate) fn holds(limit: &ConcurrencyLimit) -> bool {
+    let mut node = HELD.get();
+    // SAFETY: `HELD` and every `outer` link point only to nodes that live
+    // on the stack of a `Frame::enter` still running on this thread, each
+    // removed before its frame returns, unwinding included.
+    while let Some(held) = unsafe { node.as_ref() } {
+        if ptr::eq(held.limit, limit) {
+            return true;
+        }
+        node = held.outer;
+    }
+    false
 }
 
 impl Frame<'_> {
@@ -163,8 +194,30 @@ impl Frame<'_> {
         // The lifetime is erased only for storage; see `current`.
         let this = ptr::from_ref(self).cast::<Frame<'static>>();
         let _restore = Restore(CURRENT.replace(this));
-        f()
+        match self.limit {
+            None => f(),
+            Some(limit) => hold(limit, f),
+        }
     }
+}
+
+/// Runs `f` with `limit` on this thread's list of held limits.
+fn hold<T>(limit: &ConcurrencyLimit, f: impl FnOnce() -> T) -> T {
+    struct Release(*const Held);
+
+    impl Drop for Release {
+        fn drop(&mut self) {
+            HELD.set(self.0);
+        }
+    }
+
+    let node = Held {
+        limit: ptr::from_ref(limit),
+        outer: HELD.get(),
+    };
+    HELD.set(ptr::from_ref(&node));
+    let _release = Release(node.outer);
+    f()
 }
 
 /// The name of the retried call whose attempt is running on this thread, if
@@ -269,6 +322,12 @@ impl<F: Future + Unpin> Future for Limited<'_, F> {
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
         let this = &mut *self;
         if let Gate::Waiting(waiting) = &mut this.gate {
+            if waiting.is_new() && holds(waiting.limit()) {
+                // Nested in an attempt that holds this limit: run under
+                // its permit.
+                this.gate = Gate::Open;
+                return Pin::new(&mut this.future).poll(cx);
+            }
             match Pin::new(waiting).poll(cx) {
                 Poll::Ready(permit) => this.gate = Gate::Holding(permit),
                 Poll::Pending => return Poll::Pending,
@@ -318,12 +377,14 @@ mod tests {
             number: 1,
             max: Some(3),
             call_id: &outer_id,
+            limit: None,
         };
         let inner = Frame {
             name: "inner",
             number: 2,
             max: None,
             call_id: &inner_id,
+            limit: None,
         };
         outer.enter(|| {
             let first = attempt().unwrap().call_id();

@@ -6,6 +6,11 @@
 //! another call could use. Waiters are served first come, first served,
 //! threads and tasks in one queue; a task that stops waiting (its future is
 //! dropped) leaves the queue, and a permit it was just given passes on.
+//!
+//! A retried call nested in an attempt that holds a permit of the same
+//! limit, on the same thread or task, runs under that permit instead of
+//! waiting for a second one: with every permit held by such outer calls,
+//! none would ever be free.
 
 use core::future::Future;
 use core::pin::Pin;
@@ -177,6 +182,18 @@ impl Drop for Permit<'_> {
 pub struct Acquire<'a> {
     limit: &'a ConcurrencyLimit,
     id: Option<u64>,
+}
+
+impl<'a> Acquire<'a> {
+    /// Whether it has not been polled yet (so it is in no queue).
+    pub(crate) fn is_new(&self) -> bool {
+        self.id.is_none()
+    }
+
+    /// The limit it waits on.
+    pub(crate) fn limit(&self) -> &'a ConcurrencyLimit {
+        self.limit
+    }
 }
 
 impl<'a> Future for Acquire<'a> {

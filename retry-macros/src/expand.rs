@@ -207,17 +207,21 @@ impl Parts<'_> {
             Some(ret) => code!(#private::attempt::<#ret, _>(async #block)),
             None => code!(async #block),
         };
-        let mut scoped = code!(__retry_call.scoped(::core::pin::pin!(#future)));
-        if args.limit.is_some() {
-            scoped = code!(__retry_call.limited(#scoped));
-        }
-        match &args.attempt_timeout {
+        let scoped = code!(__retry_call.scoped(::core::pin::pin!(#future)));
+        // The timeout goes inside the permit, so that it counts from the
+        // moment the attempt runs, not from when it queued for a permit.
+        let (attempt, wait) = match &args.attempt_timeout {
             Some(_) => {
                 let timed = Ident::new("timed", self.return_span);
                 let wait = respan(code!(.await), self.return_span);
-                code!(__retry_call.#timed(#scoped) #wait)
+                (code!(__retry_call.#timed(#scoped)), wait)
             }
-            None => code!(#scoped.await),
+            None => (scoped, code!(.await)),
+        };
+        match (&args.limit, &args.attempt_timeout) {
+            (Some(_), Some(_)) => code!(__retry_call.limited(::core::pin::pin!(#attempt)) #wait),
+            (Some(_), None) => code!(__retry_call.limited(#attempt) #wait),
+            (None, _) => code!(#attempt #wait),
         }
     }
 

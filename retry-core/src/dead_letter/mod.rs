@@ -329,22 +329,53 @@ impl JsonLines {
     }
 
     fn open(&self) -> std::io::Result<File> {
-        let mut file = OpenOptions::new()
+        let file = OpenOptions::new()
             .read(true)
             .append(true)
             .create(true)
             .open(self.path)?;
-        // A line cut short by a crash must not swallow the next record.
-        let end = file.seek(SeekFrom::End(0))?;
+        // A line cut short by a crash must not swallow the next record. The
+        // check holds the file's lock, which every append also takes, so
+        // that it never reads another process's append half written and
+        // ends a line that was still growing (a blank line once it is done).
+        let locked = Locked::new(&file)?;
+        let mut handle: &File = &file;
+        let end = handle.seek(SeekFrom::End(0))?;
         if end > 0 {
-            file.seek(SeekFrom::Start(end - 1))?;
+            handle.seek(SeekFrom::Start(end - 1))?;
             let mut last = [0u8];
-            file.read_exact(&mut last)?;
+            handle.read_exact(&mut last)?;
             if last[0] != b'\n' {
-                file.write_all(b"\n")?;
+                handle.write_all(b"\n")?;
             }
         }
+        drop(locked);
         Ok(file)
+    }
+}
+
+/// The exclusive lock of the file, shared with every process that writes
+/// it, while it lives. Where the file system has no locks, nothing is
+/// locked: appends stay whole lines, and only the repair at open may race.
+struct Locked<'f>(Option<&'f File>);
+
+impl<'f> Locked<'f> {
+    fn new(file: &'f File) -> std::io::Result<Locked<'f>> {
+        match file.lock() {
+            Ok(()) => Ok(Locked(Some(file))),
+            Err(error) if error.kind() == std::io::ErrorKind::Unsupported => Ok(Locked(None)),
+            Err(error) => Err(error),
+        }
+    }
+}
+
+impl Drop for Locked<'_> {
+    fn drop(&mut self) {
+        if let Some(file) = self.0 {
+            // Closing the file would release it too; an error here leaves
+            // nothing to undo.
+            let _ = file.unlock();
+        }
     }
 }
 
@@ -358,7 +389,11 @@ impl DeadLetter for JsonLines {
                 *file = Some(self.open()?);
             }
             let handle = file.as_mut().ok_or("the dead-letter file is not open")?;
-            if let Err(error) = handle.write_all(line.as_bytes()) {
+            let written = Locked::new(handle).and_then(|_locked| {
+                let mut writer: &File = handle;
+                writer.write_all(line.as_bytes())
+            });
+            if let Err(error) = written {
                 // Reopen next time: the handle may be the cause.
                 *file = None;
                 return Err(error.into());

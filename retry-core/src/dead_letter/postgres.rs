@@ -1,18 +1,37 @@
 //! A dead-letter table in PostgreSQL (feature `dead-letter-postgres`).
 
+use std::time::{Duration, Instant};
+
 use ::sqlx::postgres::PgPool;
+use tokio::sync::mpsc::error::TrySendError;
 use tokio::sync::{mpsc, oneshot};
 
 use super::{DeadLetter, Record, SinkError, log_undelivered};
 use crate::calendar::rfc3339;
+use crate::class::Class;
+use crate::classify::Classified;
 
 /// A PostgreSQL table of dead letters, created if missing, with one row
 /// per record (`fields` and `history` as `jsonb`).
 ///
 /// Records are written by a task of their own, so a failing call does not
 /// wait for the database: call [`flush`](Self::flush) before shutting down
-/// to see every record stored. A record the database refuses (it is down,
-/// say) is written to an ERROR log event with all its fields instead.
+/// to see every record stored. No record is lost silently: each one that
+/// is not stored is written to an ERROR log event with all its fields
+/// instead. That is the case of a record
+///
+/// - the database refuses;
+/// - that arrives while the database is unreachable: after a failure to
+///   reach it, records go straight to the log for five seconds, then the
+///   database is tried again, so records do not each wait out the pool's
+///   acquire timeout in turn;
+/// - that finds the queue full: it holds at most [`DEFAULT_CAPACITY`](Self::DEFAULT_CAPACITY)
+///   records (or the capacity given to
+///   [`connect_with_capacity`](Self::connect_with_capacity));
+/// - still queued when the runtime shuts down without a `flush`.
+///
+/// The table is created under a PostgreSQL advisory lock, so that instances
+/// starting together do not race to create it.
 ///
 /// ```ignore
 /// use reattempt::dead_letter::PostgresTable;
@@ -35,9 +54,14 @@ use crate::calendar::rfc3339;
 /// ```
 #[derive(Debug, Clone)]
 pub struct PostgresTable {
-    queue: mpsc::UnboundedSender<Message>,
+    queue: mpsc::Sender<Message>,
+    capacity: usize,
     table: String,
 }
+
+/// How long records go straight to the log after the database could not
+/// be reached.
+const UNREACHABLE_PAUSE: Duration = Duration::from_secs(5);
 
 #[derive(Debug)]
 enum Message {
@@ -46,10 +70,23 @@ enum Message {
 }
 
 impl PostgresTable {
+    /// The records a table queues at most before it logs them instead.
+    pub const DEFAULT_CAPACITY: usize = 10_000;
+
     /// Creates `table` (`name` or `schema.name`) if it does not exist and
-    /// starts the task that writes records to it. Must run inside a tokio
-    /// runtime.
+    /// starts the task that writes records to it, queueing at most
+    /// [`DEFAULT_CAPACITY`](Self::DEFAULT_CAPACITY) records. Must run inside a tokio runtime.
     pub async fn connect(pool: PgPool, table: &str) -> Result<PostgresTable, ::sqlx::Error> {
+        PostgresTable::connect_with_capacity(pool, table, PostgresTable::DEFAULT_CAPACITY).await
+    }
+
+    /// [`connect`](Self::connect), queueing at most `capacity` records (at
+    /// least 1).
+    pub async fn connect_with_capacity(
+        pool: PgPool,
+        table: &str,
+        capacity: usize,
+    ) -> Result<PostgresTable, ::sqlx::Error> {
         if table.is_empty()
             || !table
                 .chars()
@@ -59,6 +96,15 @@ impl PostgresTable {
                 format!("`{table}` is not a table name: letters, digits, `_` and `.` only").into(),
             ));
         }
+        // `CREATE TABLE IF NOT EXISTS` is not safe against itself: two
+        // sessions creating the same table at once can both pass the check,
+        // and one fails on the catalog's unique index. The lock serialises
+        // them; it is released with the transaction.
+        let mut setup = pool.begin().await?;
+        ::sqlx::query("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))")
+            .bind(format!("reattempt dead letters {table}"))
+            .execute(&mut *setup)
+            .await?;
         ::sqlx::query(&format!(
             "CREATE TABLE IF NOT EXISTS {table} (
                 id bigserial PRIMARY KEY,
@@ -76,12 +122,19 @@ impl PostgresTable {
                 recorded_at timestamptz NOT NULL DEFAULT now()
             )"
         ))
-        .execute(&pool)
+        .execute(&mut *setup)
         .await?;
-        let (queue, inbox) = mpsc::unbounded_channel();
-        tokio::spawn(write(pool, table.to_owned(), inbox));
+        setup.commit().await?;
+        let capacity = capacity.max(1);
+        let (queue, inbox) = mpsc::channel(capacity);
+        let writer = Writer {
+            inbox,
+            current: None,
+        };
+        tokio::spawn(write(pool, table.to_owned(), writer));
         Ok(PostgresTable {
             queue,
+            capacity,
             table: table.to_owned(),
         })
     }
@@ -94,7 +147,7 @@ impl PostgresTable {
     /// Waits until every record handed over so far is stored (or logged).
     pub async fn flush(&self) {
         let (done, wait) = oneshot::channel();
-        if self.queue.send(Message::Flush(done)).is_ok() {
+        if self.queue.send(Message::Flush(done)).await.is_ok() {
             let _ = wait.await;
         }
     }
@@ -102,19 +155,55 @@ impl PostgresTable {
 
 impl DeadLetter for PostgresTable {
     fn record(&self, record: &Record) -> Result<(), SinkError> {
-        self.queue
-            .send(Message::Record(Box::new(record.clone())))
-            .map_err(|_| "the dead-letter table's writer has stopped".into())
+        match self
+            .queue
+            .try_send(Message::Record(Box::new(record.clone())))
+        {
+            Ok(()) => Ok(()),
+            Err(TrySendError::Full(_)) => Err(format!(
+                "the dead-letter table's queue is full ({} records waiting for the database)",
+                self.capacity
+            )
+            .into()),
+            Err(TrySendError::Closed(_)) => {
+                Err("the dead-letter table's writer has stopped (its runtime shut down)".into())
+            }
+        }
     }
 }
 
-async fn write(pool: PgPool, table: String, mut inbox: mpsc::UnboundedReceiver<Message>) {
+/// The writer task's state. Dropped with its runtime, it logs every record
+/// it still holds, so that none is lost silently.
+struct Writer {
+    inbox: mpsc::Receiver<Message>,
+    /// The record being stored, until the database has answered.
+    current: Option<Box<Record>>,
+}
+
+impl Drop for Writer {
+    fn drop(&mut self) {
+        let stopped: SinkError =
+            "the runtime shut down before the dead-letter table stored the record".into();
+        if let Some(record) = self.current.take() {
+            log_undelivered(&record, &*stopped);
+        }
+        self.inbox.close();
+        while let Ok(message) = self.inbox.try_recv() {
+            if let Message::Record(record) = message {
+                log_undelivered(&record, &*stopped);
+            }
+        }
+    }
+}
+
+async fn write(pool: PgPool, table: String, mut writer: Writer) {
     let insert = format!(
         "INSERT INTO {table} (function, reason, class, code, error, attempts, \
          first_attempt_at, last_attempt_at, elapsed_ms, fields, history) \
          VALUES ($1, $2, $3, $4, $5, $6, $7::timestamptz, $8::timestamptz, $9, $10::jsonb, $11::jsonb)"
     );
-    while let Some(message) = inbox.recv().await {
+    let mut unreachable_until: Option<Instant> = None;
+    while let Some(message) = writer.inbox.recv().await {
         let record = match message {
             Message::Record(record) => record,
             Message::Flush(done) => {
@@ -122,6 +211,14 @@ async fn write(pool: PgPool, table: String, mut inbox: mpsc::UnboundedReceiver<M
                 continue;
             }
         };
+        if unreachable_until.is_some_and(|until| Instant::now() < until) {
+            let unreachable: SinkError =
+                "the dead-letter database was unreachable moments ago; it is tried again shortly"
+                    .into();
+            log_undelivered(&record, &*unreachable);
+            continue;
+        }
+        let record = &**writer.current.insert(record);
         let stored = ::sqlx::query(&insert)
             .bind(record.function)
             .bind(record.reason.as_str())
@@ -137,7 +234,13 @@ async fn write(pool: PgPool, table: String, mut inbox: mpsc::UnboundedReceiver<M
             .execute(&pool)
             .await;
         if let Err(error) = stored {
-            log_undelivered(&record, &error);
+            // A transient error (a pool timeout, a lost connection) says the
+            // database is out of reach, not that this record is wrong.
+            if error.classification().class() == Class::Transient {
+                unreachable_until = Some(Instant::now() + UNREACHABLE_PAUSE);
+            }
+            log_undelivered(record, &error);
         }
+        writer.current = None;
     }
 }

@@ -103,12 +103,62 @@ async fn slow_attempts(flaky: &Flaky) -> io::Result<u32> {
 }
 
 #[tokio::test(start_paused = true)]
-async fn the_deadline_counts_the_time_attempts_take() {
+async fn the_deadline_counts_the_time_attempts_take_and_cuts_the_last() {
     let flaky = Flaky::always(ErrorKind::TimedOut);
     let started = Instant::now();
     slow_attempts(&flaky).await.unwrap_err();
-    // Attempts run 0-2, 3-5, 6-8 and 9-11 s; at 11 s a wait would pass 10 s.
-    assert_eq!(flaky.calls(), 4);
+    // Attempts run 0-2, 3-5 and 6-8 s; the one that starts at 9 s is cut at
+    // the deadline, before it reaches the body's end.
+    assert_eq!(flaky.calls(), 3);
+    assert_eq!(started.elapsed(), secs(10));
+}
+
+#[retry(max = 10, deadline = 10s, backoff = fixed(1s), on_give_up = |ctx| assert_eq!(ctx.gave_up(), Some(reattempt::GiveUp::Deadline)))]
+async fn three_second_attempts(flaky: &Flaky) -> io::Result<u32> {
+    tokio::time::sleep(secs(3)).await;
+    flaky.hit()
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_deadline_bounds_the_whole_async_call() {
+    let flaky = Flaky::always(ErrorKind::TimedOut);
+    let started = Instant::now();
+    let error = three_second_attempts(&flaky).await.unwrap_err();
+    // 0-3, 4-7, then the attempt from 8 s is cut at 10 s: the caller gets
+    // the timeout as its own error type, and the call ends at the deadline.
+    assert_eq!(started.elapsed(), secs(10));
+    assert_eq!(flaky.calls(), 2);
+    assert_eq!(error.kind(), ErrorKind::TimedOut);
+    let stats = reattempt::stats::get("async_fn::three_second_attempts").unwrap();
+    assert_eq!(stats.give_ups.deadline, 1);
+}
+
+/// An error type that cannot stand for a timeout: the deadline cannot cut
+/// an attempt of it, and bounds only when new attempts and waits begin.
+#[derive(Debug)]
+struct Opaque;
+
+impl std::fmt::Display for Opaque {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("opaque")
+    }
+}
+
+#[retry(on = |_: &Opaque| true, max = 10, deadline = 10s, backoff = fixed(1s))]
+async fn three_seconds_uncuttable(calls: &std::cell::Cell<u32>) -> Result<(), Opaque> {
+    tokio::time::sleep(secs(3)).await;
+    calls.set(calls.get() + 1);
+    Err(Opaque)
+}
+
+#[tokio::test(start_paused = true)]
+async fn without_a_timeout_error_the_deadline_lets_the_running_attempt_finish() {
+    let calls = std::cell::Cell::new(0);
+    let started = Instant::now();
+    three_seconds_uncuttable(&calls).await.unwrap_err();
+    // 0-3, 4-7, 8-11: the last attempt starts before the deadline and runs
+    // to its end; no wait begins after it.
+    assert_eq!(calls.get(), 3);
     assert_eq!(started.elapsed(), secs(11));
 }
 

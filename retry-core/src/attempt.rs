@@ -7,10 +7,11 @@
 //! alerts, statistics) is made here.
 
 use core::fmt;
-use core::future::Future;
+use core::future::{Future, poll_fn};
 use core::mem::ManuallyDrop;
-use core::pin::Pin;
+use core::pin::{Pin, pin};
 use core::sync::atomic::{AtomicBool, Ordering};
+use core::task::Poll;
 use core::time::Duration;
 use std::time::{Instant, SystemTime};
 
@@ -24,13 +25,11 @@ use crate::dead_letter::{self, AttemptRecord, DelayFrom, Record};
 use crate::hooks::Context;
 use crate::jitter::{Jitter, Rng};
 use crate::log;
-#[cfg(feature = "tokio")]
 use crate::outcome::FromTimeout;
 use crate::outcome::Outcome;
 use crate::policy::{Nested, Policy};
 use crate::stats::Site;
 use crate::testing;
-#[cfg(feature = "tokio")]
 use crate::timeout::AttemptTimeout;
 
 /// The names and values of the arguments in `fields(..)`, for records.
@@ -430,31 +429,57 @@ impl<'p, B: Backoff, C: Clock, S: Slot> Call<'p, B, C, S> {
     }
 
     /// Runs an async attempt for at most `attempt_timeout`, or the time left
-    /// before the deadline if that is shorter; an attempt still running then
-    /// is dropped and returns [`AttemptTimeout`](crate::AttemptTimeout).
-    #[cfg(feature = "tokio")]
-    pub async fn timed<R, F>(&self, attempt: F) -> R
+    /// before the deadline if that is shorter, timed by `sleep` (the
+    /// function's sleeper, so that it works on any executor); an attempt
+    /// still running then is dropped and returns
+    /// [`AttemptTimeout`](crate::AttemptTimeout).
+    pub async fn timed<R, F, T, W>(&self, attempt: F, sleep: T) -> R
     where
         R: FromTimeout,
         F: Future<Output = R>,
+        T: FnOnce(Duration) -> W,
+        W: Future<Output = ()>,
     {
-        let Some(limit) = self.attempt_limit() else {
+        self.cut(attempt, sleep, Some(R::from_timeout)).await
+    }
+
+    /// [`timed`](Self::timed) when `from_timeout` can make an outcome of a
+    /// timeout; otherwise the attempt runs to its end.
+    pub async fn cut<R, F, T, W>(
+        &self,
+        attempt: F,
+        sleep: T,
+        from_timeout: Option<fn(AttemptTimeout) -> R>,
+    ) -> R
+    where
+        F: Future<Output = R>,
+        T: FnOnce(Duration) -> W,
+        W: Future<Output = ()>,
+    {
+        let (Some(from_timeout), Some(limit)) = (from_timeout, self.attempt_limit()) else {
             return attempt.await;
         };
-        match tokio::time::timeout(limit, attempt).await {
-            Ok(outcome) => outcome,
-            Err(_) => {
+        let mut attempt = pin!(attempt);
+        let mut timer = pin!(sleep(limit));
+        let finished = poll_fn(|cx| {
+            if let Poll::Ready(outcome) = attempt.as_mut().poll(cx) {
+                return Poll::Ready(Some(outcome));
+            }
+            timer.as_mut().poll(cx).map(|()| None)
+        })
+        .await;
+        match finished {
+            Some(outcome) => outcome,
+            None => {
                 self.timed_out.store(true, Ordering::Relaxed);
-                R::from_timeout(AttemptTimeout::new(limit))
+                from_timeout(AttemptTimeout::new(limit))
             }
         }
     }
 
     /// How long the next attempt may run: `attempt_timeout`, shortened to
-    /// the time left before the deadline.
-    #[cfg(feature = "tokio")]
+    /// the time left before the deadline; `None` when neither is set.
     fn attempt_limit(&self) -> Option<Duration> {
-        let timeout = self.policy.attempt_timeout?;
         let left = match (self.policy.deadline, self.started) {
             (Some(deadline), Some(started)) => {
                 let skipped = self.failures.peek().map_or(Duration::ZERO, |f| f.skipped);
@@ -463,11 +488,14 @@ impl<'p, B: Backoff, C: Clock, S: Slot> Call<'p, B, C, S> {
                     .now()
                     .saturating_duration_since(started)
                     .saturating_add(skipped);
-                deadline.saturating_sub(elapsed)
+                Some(deadline.saturating_sub(elapsed))
             }
-            _ => Duration::MAX,
+            _ => None,
         };
-        Some(timeout.min(left))
+        match (self.policy.attempt_timeout, left) {
+            (Some(timeout), Some(left)) => Some(timeout.min(left)),
+            (timeout, left) => timeout.or(left),
+        }
     }
 
     /// Waits `delay` on tokio's timer: the default sleep of async functions.

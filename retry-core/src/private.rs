@@ -6,6 +6,8 @@ use core::fmt;
 use core::future::Future;
 use core::time::Duration;
 
+use crate::timeout::AttemptTimeout;
+
 pub use crate::attempt::{Boxed, Call, Decision, FieldVisitor, Inline};
 pub use crate::backoff::{Exponential, Fibonacci, Fixed, Linear, NoBackoff};
 pub use crate::class::Classification;
@@ -208,6 +210,71 @@ pub fn wait<'c, B: crate::backoff::Backoff, C: crate::clock::Clock, S: crate::at
     delay: Duration,
 ) -> crate::Wait<'c> {
     call.wait(delay)
+}
+
+/// The default timer of `attempt_timeout` and of the deadline on async
+/// functions: tokio's.
+#[cfg(feature = "tokio")]
+#[inline]
+pub fn timer(limit: Duration) -> tokio::time::Sleep {
+    tokio::time::sleep(limit)
+}
+
+/// Without the `tokio` feature an async function needs `sleep = ...`.
+#[cfg(not(feature = "tokio"))]
+pub fn timer(_limit: Duration) -> EnableTheTokioFeatureOrPassSleepToRetry {
+    EnableTheTokioFeatureOrPassSleepToRetry
+}
+
+/// How an outcome type `R` is made from a timeout, when it can be: what
+/// lets a deadline cut a running async attempt when the function's error
+/// type can stand for a timeout, and leaves the attempt to run otherwise.
+///
+/// The expansion calls `(&TimeoutOf::<R>::new()).__retry_from_timeout()`:
+/// method resolution first finds [`Timeoutable`], implemented on
+/// `TimeoutOf<R>` when `R: FromTimeout`, and only then borrows again to
+/// find [`NotTimeoutable`] on `&TimeoutOf<R>`.
+#[derive(Debug)]
+pub struct TimeoutOf<R>(core::marker::PhantomData<fn() -> R>);
+
+impl<R> TimeoutOf<R> {
+    /// The probe for `R`.
+    #[inline]
+    pub const fn new() -> TimeoutOf<R> {
+        TimeoutOf(core::marker::PhantomData)
+    }
+}
+
+impl<R> Default for TimeoutOf<R> {
+    fn default() -> TimeoutOf<R> {
+        TimeoutOf::new()
+    }
+}
+
+/// `R` can be made from a timeout.
+pub trait Timeoutable<R> {
+    /// `R::from_timeout`.
+    fn __retry_from_timeout(&self) -> Option<fn(AttemptTimeout) -> R>;
+}
+
+impl<R: FromTimeout> Timeoutable<R> for TimeoutOf<R> {
+    #[inline]
+    fn __retry_from_timeout(&self) -> Option<fn(AttemptTimeout) -> R> {
+        Some(R::from_timeout)
+    }
+}
+
+/// `R` cannot be made from a timeout.
+pub trait NotTimeoutable<R> {
+    /// `None`.
+    fn __retry_from_timeout(&self) -> Option<fn(AttemptTimeout) -> R>;
+}
+
+impl<R> NotTimeoutable<R> for &TimeoutOf<R> {
+    #[inline]
+    fn __retry_from_timeout(&self) -> Option<fn(AttemptTimeout) -> R> {
+        None
+    }
 }
 
 /// Without the `tokio` feature an async function needs `sleep = ...`; this

@@ -208,20 +208,36 @@ impl Parts<'_> {
             None => code!(async #block),
         };
         let scoped = code!(__retry_call.scoped(::core::pin::pin!(#future)));
-        // The timeout goes inside the permit, so that it counts from the
-        // moment the attempt runs, not from when it queued for a permit.
-        let (attempt, wait) = match &args.attempt_timeout {
-            Some(_) => {
-                let timed = Ident::new("timed", self.return_span);
-                let wait = respan(code!(.await), self.return_span);
-                (code!(__retry_call.#timed(#scoped)), wait)
-            }
-            None => (scoped, code!(.await)),
+        // Timers come from the function's sleeper, so that they work on
+        // whatever executor runs it.
+        let timer = match &args.sleep {
+            Some(_) => code!(&__retry_sleep),
+            None => code!(#private::timer),
         };
-        match (&args.limit, &args.attempt_timeout) {
-            (Some(_), Some(_)) => code!(__retry_call.limited(::core::pin::pin!(#attempt)) #wait),
-            (Some(_), None) => code!(__retry_call.limited(#attempt) #wait),
-            (None, _) => code!(#attempt #wait),
+        // The timeout goes inside the permit, so that it counts from the
+        // moment the attempt runs, not from when it queued for a permit. A
+        // deadline alone cuts the attempt when the outcome type can stand
+        // for a timeout, and lets it run otherwise.
+        let wait = respan(code!(.await), self.return_span);
+        let timed = match (&args.attempt_timeout, &args.deadline, self.ret) {
+            (Some(_), _, _) => {
+                let timed = Ident::new("timed", self.return_span);
+                Some(code!(__retry_call.#timed(#scoped, #timer)))
+            }
+            (None, Some(_), Some(ret)) => Some(code! {
+                __retry_call.cut(#scoped, #timer, {
+                    #[allow(unused_imports)]
+                    use #private::{NotTimeoutable as _, Timeoutable as _};
+                    (&#private::TimeoutOf::<#ret>::new()).__retry_from_timeout()
+                })
+            }),
+            _ => None,
+        };
+        match (&args.limit, timed) {
+            (Some(_), Some(timed)) => code!(__retry_call.limited(::core::pin::pin!(#timed)) #wait),
+            (Some(_), None) => code!(__retry_call.limited(#scoped).await),
+            (None, Some(timed)) => code!(#timed #wait),
+            (None, None) => code!(#scoped.await),
         }
     }
 

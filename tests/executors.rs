@@ -1,0 +1,111 @@
+//! Async functions on an executor other than tokio's: with `sleep = ...`,
+//! the waits, `attempt_timeout` and the deadline all run on that sleeper,
+//! and nothing asks for tokio's reactor.
+
+use std::future::Future;
+use std::io::{self, ErrorKind};
+use std::pin::pin;
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll, Wake, Waker};
+use std::thread::Thread;
+use std::time::{Duration, Instant};
+
+use reattempt::retry;
+
+/// Runs a future to its end on this thread, parking between polls: an
+/// executor with no timer and no reactor of its own.
+fn block_on<F: Future>(future: F) -> F::Output {
+    struct Unpark(Thread);
+
+    impl Wake for Unpark {
+        fn wake(self: Arc<Self>) {
+            self.0.unpark();
+        }
+    }
+
+    let waker = Waker::from(Arc::new(Unpark(std::thread::current())));
+    let mut cx = Context::from_waker(&waker);
+    let mut future = pin!(future);
+    loop {
+        if let Poll::Ready(output) = future.as_mut().poll(&mut cx) {
+            return output;
+        }
+        std::thread::park();
+    }
+}
+
+/// A timer on a thread of its own: the sleeper of a runtime that is not
+/// tokio.
+struct ThreadSleep {
+    state: Arc<Mutex<(bool, Option<Waker>)>>,
+}
+
+fn thread_sleep(delay: Duration) -> ThreadSleep {
+    let state = Arc::new(Mutex::new((false, None::<Waker>)));
+    let timer = Arc::clone(&state);
+    std::thread::spawn(move || {
+        std::thread::sleep(delay);
+        let mut state = timer.lock().unwrap();
+        state.0 = true;
+        if let Some(waker) = state.1.take() {
+            waker.wake();
+        }
+    });
+    ThreadSleep { state }
+}
+
+impl Future for ThreadSleep {
+    type Output = ();
+
+    fn poll(self: std::pin::Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        let mut state = self.state.lock().unwrap();
+        if state.0 {
+            Poll::Ready(())
+        } else {
+            state.1 = Some(cx.waker().clone());
+            Poll::Pending
+        }
+    }
+}
+
+#[retry(max = 3, backoff = fixed(5ms), attempt_timeout = 20ms, sleep = thread_sleep)]
+async fn hangs_then_answers(calls: &Mutex<u32>) -> io::Result<u32> {
+    let call = {
+        let mut calls = calls.lock().unwrap();
+        *calls += 1;
+        *calls
+    };
+    if call < 3 {
+        // Longer than the attempt timeout: cut.
+        thread_sleep(Duration::from_secs(5)).await;
+    }
+    Ok(call)
+}
+
+#[test]
+fn attempt_timeout_runs_on_the_custom_sleeper() {
+    let calls = Mutex::new(0);
+    let started = Instant::now();
+    assert_eq!(block_on(hangs_then_answers(&calls)).unwrap(), 3);
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "both hung attempts were cut"
+    );
+}
+
+#[retry(max = 10, backoff = fixed(5ms), deadline = 50ms, sleep = thread_sleep)]
+async fn never_answers() -> io::Result<()> {
+    thread_sleep(Duration::from_secs(5)).await;
+    Err(ErrorKind::TimedOut.into())
+}
+
+#[test]
+fn the_deadline_cuts_an_attempt_on_the_custom_sleeper() {
+    let started = Instant::now();
+    let error = block_on(never_answers()).unwrap_err();
+    assert_eq!(error.kind(), ErrorKind::TimedOut);
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "the attempt was cut"
+    );
+}

@@ -23,55 +23,63 @@
 //! ```
 
 use core::cell::RefCell;
+use core::future::Future;
 use core::marker::PhantomData;
+use core::pin::Pin;
 use core::sync::atomic::{AtomicUsize, Ordering};
+use core::task::{Context, Poll};
 use core::time::Duration;
+use std::sync::{Arc, Mutex, PoisonError};
 
-/// Guards alive in the process: a retry looks at the thread-local recording
-/// only while there is one. Only retries look, never the success path.
+/// Guards and covered tasks alive in the process: a retry looks at the
+/// thread-local recording only while there is one. Only retries look,
+/// never the success path.
 static GUARDS: AtomicUsize = AtomicUsize::new(0);
 
 thread_local! {
-    static RECORDING: RefCell<Option<Recording>> = const { RefCell::new(None) };
+    static RECORDING: RefCell<Option<Shared>> = const { RefCell::new(None) };
 }
 
-#[derive(Debug, Default)]
-struct Recording {
-    delays: Vec<Duration>,
-}
+/// The delays a guard records, shared with the tasks it covers.
+type Shared = Arc<Mutex<Vec<Duration>>>;
 
 /// Makes the waits of retried calls on this thread return at once, until
 /// the returned guard is dropped.
 ///
 /// Async calls are covered when their future is polled on this thread, as
-/// on `#[tokio::test]`'s default current-thread runtime. A custom `sleep =
+/// on `#[tokio::test]`'s default current-thread runtime. A task spawned
+/// onto another thread (a multi-thread runtime's worker) is covered when
+/// its future is wrapped in [`InstantWaits::cover`]. A custom `sleep =
 /// ...` is still called, with a zero delay.
+#[must_use = "waits are instant only while the guard lives: `let _ = instant()` drops it at once"]
 pub fn instant() -> InstantWaits {
-    let previous = RECORDING.with(|r| r.replace(Some(Recording::default())));
+    let recording = Shared::default();
+    let previous = RECORDING.with(|r| r.replace(Some(Arc::clone(&recording))));
     GUARDS.fetch_add(1, Ordering::SeqCst);
     InstantWaits {
+        recording,
         previous,
         _not_send: PhantomData,
     }
 }
 
-/// The guard of [`instant()`]: what the calls on its thread would have
-/// waited.
+/// The guard of [`instant()`]: what the calls on its thread, and in the
+/// tasks it covers, would have waited.
 #[derive(Debug)]
+#[must_use = "waits are instant only while the guard lives"]
 pub struct InstantWaits {
-    previous: Option<Recording>,
+    recording: Shared,
+    previous: Option<Shared>,
     _not_send: PhantomData<*const ()>,
 }
 
 impl InstantWaits {
     /// The delays skipped so far, in order.
     pub fn delays(&self) -> Vec<Duration> {
-        RECORDING.with(|r| {
-            r.borrow()
-                .as_ref()
-                .map(|r| r.delays.clone())
-                .unwrap_or_default()
-        })
+        self.recording
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
     }
 
     /// The sum of the delays skipped so far.
@@ -81,10 +89,40 @@ impl InstantWaits {
             .fold(Duration::ZERO, |sum, d| sum.saturating_add(*d))
     }
 
-    /// The retries made so far by calls on this thread: one per skipped
+    /// The retries made so far by the calls it covers: one per skipped
     /// wait. Calls still make every attempt their policy allows.
     pub fn retries(&self) -> usize {
-        RECORDING.with(|r| r.borrow().as_ref().map_or(0, |r| r.delays.len()))
+        self.recording
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .len()
+    }
+
+    /// `future` with instant waits wherever it is polled, recorded with
+    /// this guard's: for a task spawned onto another thread.
+    ///
+    /// ```
+    /// use reattempt::retry;
+    /// use std::time::Duration;
+    ///
+    /// #[retry(max = 3, backoff = fixed(10s))]
+    /// async fn flaky() -> std::io::Result<()> {
+    ///     Err(std::io::ErrorKind::TimedOut.into())
+    /// }
+    ///
+    /// # tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap().block_on(async {
+    /// let waits = reattempt::testing::instant();
+    /// let task = tokio::spawn(waits.cover(flaky()));
+    /// task.await.unwrap().unwrap_err(); // at once, not after 20 s
+    /// assert_eq!(waits.delays(), [Duration::from_secs(10); 2]);
+    /// # });
+    /// ```
+    pub fn cover<F: Future>(&self, future: F) -> Covered<F> {
+        GUARDS.fetch_add(1, Ordering::SeqCst);
+        Covered {
+            recording: Arc::clone(&self.recording),
+            future: Box::pin(future),
+        }
     }
 }
 
@@ -95,25 +133,59 @@ impl Drop for InstantWaits {
     }
 }
 
+/// A future whose retried calls skip their waits, recording them with the
+/// guard that made it ([`InstantWaits::cover`]).
+#[derive(Debug)]
+#[must_use = "futures do nothing unless polled"]
+pub struct Covered<F> {
+    recording: Shared,
+    future: Pin<Box<F>>,
+}
+
+impl<F: Future> Future for Covered<F> {
+    type Output = F::Output;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
+        struct Restore(Option<Shared>);
+
+        impl Drop for Restore {
+            fn drop(&mut self) {
+                RECORDING.with(|r| *r.borrow_mut() = self.0.take());
+            }
+        }
+
+        let this = &mut *self;
+        let previous = RECORDING.with(|r| r.replace(Some(Arc::clone(&this.recording))));
+        let _restore = Restore(previous);
+        this.future.as_mut().poll(cx)
+    }
+}
+
+impl<F> Drop for Covered<F> {
+    fn drop(&mut self) {
+        GUARDS.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
 /// The wait to perform for `delay`: zero, recorded, when a recording is
 /// active on this thread.
 pub(crate) fn wait(delay: Duration) -> Duration {
     if GUARDS.load(Ordering::Relaxed) == 0 {
         return delay;
     }
-    let mut skipped = false;
-    record(|r| {
-        r.delays.push(delay);
-        skipped = true;
-    });
-    if skipped { Duration::ZERO } else { delay }
+    record(delay)
 }
 
 #[cold]
-fn record(f: impl FnOnce(&mut Recording)) {
-    RECORDING.with(|r| {
-        if let Some(recording) = r.borrow_mut().as_mut() {
-            f(recording);
+fn record(delay: Duration) -> Duration {
+    RECORDING.with(|r| match r.borrow().as_ref() {
+        Some(recording) => {
+            recording
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .push(delay);
+            Duration::ZERO
         }
-    });
+        None => delay,
+    })
 }

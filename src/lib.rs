@@ -45,17 +45,15 @@
 /// ```
 pub use reattempt_macros::retry;
 
+// What users write and read. The attempt state machine, its futures and
+// its clocks are named only by the expansion, under `__private`.
 pub use reattempt_core::{
-    Acquire, Alert, Attempt, AttemptTimeout, Boxed, ByType, Call, CallId, Class, Classification,
-    Classified, ClassifiedValue, Classify, Clock, Code, ConcurrencyLimit, DEFAULT_ALERT_AFTER,
-    DEFAULT_MAX_ATTEMPTS, DEFAULT_MAX_RETRY_AFTER, Decision, FailureState, Fallible, FieldVisitor,
-    FromTimeout, GiveUp, HasFrame, Inline, IntoClassification, Limited, Nested, NoError, Outcome,
-    Permit, Policy, RetryBudget, Scoped, Slot, SystemClock, attempt, backoff, classify_chain,
-    dead_letter, dynamic, grpc, hooks, http, jitter, mysql, postgres, redis, stats, testing,
+    Alert, Attempt, AttemptTimeout, ByType, CallId, Class, Classification, Classified,
+    ClassifiedValue, Classify, Code, ConcurrencyLimit, DEFAULT_ALERT_AFTER, DEFAULT_MAX_ATTEMPTS,
+    DEFAULT_MAX_RETRY_AFTER, Fallible, FromTimeout, GiveUp, IntoClassification, NoError, Outcome,
+    Policy, RetryBudget, attempt, backoff, classify_chain, dead_letter, dynamic, grpc, hooks, http,
+    jitter, mysql, postgres, redis, stats, testing,
 };
-
-#[cfg(feature = "tokio")]
-pub use reattempt_core::{TokioClock, Wait};
 
 #[doc(hidden)]
 pub mod __private {

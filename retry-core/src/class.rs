@@ -14,6 +14,7 @@ use core::time::Duration;
 /// assert_eq!(Class::RateLimited.as_str(), "rate_limited");
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum Class {
     /// A failure that passes by itself: a dropped connection, a timeout, a
     /// 503, a deadlock. Retried with backoff.

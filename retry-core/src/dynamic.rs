@@ -54,6 +54,7 @@ impl Backoff for AnyBackoff {
 
 /// A backoff as configuration gives it, checked before use.
 #[derive(Clone, Copy, Debug, PartialEq)]
+#[non_exhaustive]
 pub enum BackoffSpec {
     /// `base·factor^n`, capped at `max`.
     Exponential {
@@ -112,6 +113,7 @@ pub enum BackoffSpec {
 /// assert_eq!(calls, 2, "the next call sees the new limit");
 /// ```
 #[derive(Clone, Debug, Default, PartialEq)]
+#[non_exhaustive]
 pub struct DynamicPolicy {
     /// Most attempts, the first included.
     pub max_attempts: Option<u32>,

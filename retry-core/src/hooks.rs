@@ -15,8 +15,8 @@
 
 use core::time::Duration;
 
-use crate::attempt::GiveUp;
 use crate::class::Classification;
+use crate::give_up::GiveUp;
 use crate::outcome::Outcome;
 
 /// The state of a retried call, as hooks see it.

@@ -25,6 +25,7 @@ mod clock;
 mod current;
 pub mod dead_letter;
 pub mod dynamic;
+mod give_up;
 pub mod hooks;
 pub mod jitter;
 mod limit;
@@ -42,7 +43,7 @@ mod wait;
 #[path = "private.rs"]
 pub mod __private;
 
-pub use attempt::{Boxed, Call, Decision, FailureState, FieldVisitor, GiveUp, Inline, Slot};
+pub use attempt::{Boxed, Call, Decision, FailureState, FieldVisitor, Inline, Slot};
 pub use budget::RetryBudget;
 pub use class::{Class, Classification, Code};
 pub use classify::{
@@ -53,6 +54,7 @@ pub use classify::{grpc, http, mysql, postgres, redis};
 pub use clock::TokioClock;
 pub use clock::{Clock, SystemClock};
 pub use current::{Attempt, CallId, HasFrame, Limited, Scoped, attempt};
+pub use give_up::GiveUp;
 pub use limit::{Acquire, ConcurrencyLimit, Permit};
 pub use outcome::{Fallible, FromTimeout, NoError, Outcome};
 pub use policy::{

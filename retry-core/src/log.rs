@@ -32,8 +32,8 @@ use core::time::Duration;
 use tracing::Span;
 use tracing::field::Value;
 
-use crate::attempt::GiveUp;
 use crate::class::Classification;
+use crate::give_up::GiveUp;
 use crate::policy::Policy;
 use crate::stats::{Alert, Site};
 

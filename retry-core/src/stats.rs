@@ -14,8 +14,8 @@ use core::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicU64, Ordering};
 use core::time::Duration;
 use std::sync::{Mutex, PoisonError};
 
-use crate::attempt::GiveUp;
 use crate::class::{Class, Classification, Code};
+use crate::give_up::GiveUp;
 
 /// A snapshot of one function's statistics.
 ///
@@ -34,6 +34,7 @@ use crate::class::{Class, Classification, Code};
 /// assert_eq!(stats.attempts, 4);
 /// ```
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Stats {
     /// The function's name, as in the logs.
     pub function: &'static str,
@@ -60,6 +61,7 @@ pub struct Stats {
 
 /// Give-ups by reason.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct GiveUps {
     /// Every attempt `max` allows was made.
     pub exhausted: u64,
@@ -215,6 +217,7 @@ struct Streak {
 
 /// An alert: the same failure, `count` times in a row.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Alert {
     /// The function's name.
     pub function: &'static str,

@@ -29,12 +29,13 @@ use std::path::Path;
 use std::sync::{Arc, LazyLock, Mutex, OnceLock, PoisonError};
 use std::time::SystemTime;
 
-use crate::attempt::GiveUp;
 use crate::calendar::rfc3339;
 use crate::class::Class;
+use crate::give_up::GiveUp;
 
 /// One call that failed for good.
 #[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
 pub struct Record {
     /// The function's name, as in the logs.
     pub function: &'static str,
@@ -63,6 +64,7 @@ pub struct Record {
 
 /// One failed attempt of a recorded call.
 #[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
 pub struct AttemptRecord {
     /// The attempt's number, 1 for the first.
     pub attempt: u32,
@@ -78,6 +80,7 @@ pub struct AttemptRecord {
 
 /// Where the wait after an attempt came from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum DelayFrom {
     /// The backoff curve (with jitter, if any).
     Backoff,
@@ -102,24 +105,20 @@ impl Record {
     /// The record as one line of JSON (no trailing newline).
     ///
     /// ```
-    /// use reattempt::dead_letter::Record;
-    /// use reattempt::{Class, GiveUp};
-    /// use std::time::{Duration, SystemTime};
+    /// use reattempt::dead_letter::Memory;
+    /// use reattempt::retry;
     ///
-    /// let record = Record {
-    ///     function: "app::charge",
-    ///     reason: GiveUp::Exhausted,
-    ///     class: Class::Transient,
-    ///     code: Some("503".into()),
-    ///     error: "HTTP 503".into(),
-    ///     attempts: 3,
-    ///     first_attempt_at: SystemTime::UNIX_EPOCH,
-    ///     last_attempt_at: SystemTime::UNIX_EPOCH + Duration::from_secs(3),
-    ///     elapsed: Duration::from_secs(3),
-    ///     fields: vec![("order", "17".into())],
-    ///     history: Vec::new(),
-    /// };
-    /// assert!(record.to_json().starts_with(r#"{"function":"app::charge","reason":"exhausted""#));
+    /// static FAILURES: Memory = Memory::new();
+    ///
+    /// #[retry(max = 1, dead_letter = FAILURES, name = "app::charge", fields(order))]
+    /// fn charge(order: u32) -> std::io::Result<()> {
+    ///     Err(std::io::ErrorKind::PermissionDenied.into())
+    /// }
+    ///
+    /// charge(17).unwrap_err();
+    /// let json = FAILURES.take()[0].to_json();
+    /// assert!(json.starts_with(r#"{"function":"app::charge","reason":"permanent""#));
+    /// assert!(json.contains(r#""fields":{"order":"17"}"#));
     /// ```
     pub fn to_json(&self) -> String {
         let mut out = String::with_capacity(256);

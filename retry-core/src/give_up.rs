@@ -1,0 +1,61 @@
+//! Why a call gave up: the reason every log event, statistic, hook and
+//! dead-letter record of a failed call names.
+
+use core::fmt;
+
+/// Why a call stopped retrying and returned its last error.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum GiveUp {
+    /// Every attempt `max` allowed has been made.
+    Exhausted,
+    /// The next wait would end past the deadline.
+    Deadline,
+    /// The error is logical: it will not pass by retrying.
+    Permanent,
+    /// The error says the caller's input is wrong.
+    Validation,
+    /// The server asked for a delay longer than `max_retry_after`.
+    RetryAfterTooLong,
+    /// The retry budget had no token left.
+    Budget,
+    /// Inside another retried call, under `nested = single`.
+    Nested,
+}
+
+impl GiveUp {
+    /// The reason as it appears in logs.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            GiveUp::Exhausted => "exhausted",
+            GiveUp::Deadline => "deadline",
+            GiveUp::Permanent => "permanent",
+            GiveUp::Validation => "validation",
+            GiveUp::RetryAfterTooLong => "retry_after_too_long",
+            GiveUp::Budget => "budget",
+            GiveUp::Nested => "nested",
+        }
+    }
+
+    /// Every reason.
+    pub const ALL: [GiveUp; 7] = [
+        GiveUp::Exhausted,
+        GiveUp::Deadline,
+        GiveUp::Permanent,
+        GiveUp::Validation,
+        GiveUp::RetryAfterTooLong,
+        GiveUp::Budget,
+        GiveUp::Nested,
+    ];
+
+    /// The reason's place in [`GiveUp::ALL`].
+    pub const fn index(self) -> usize {
+        self as usize
+    }
+}
+
+impl fmt::Display for GiveUp {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}

@@ -3,7 +3,8 @@
 //!
 //! The kinds are those of the AWS Architecture Blog's "Exponential Backoff
 //! And Jitter" (2015), plus the proportional jitter of the bare `jitter`
-//! flag. Every kind stays within `[0, cap]`; see [`Jitter::apply`].
+//! flag. Every kind stays within `[0, cap]` but the proportional one, which
+//! only ever adds to the curve; see [`Jitter::apply`].
 
 use core::time::Duration;
 
@@ -28,9 +29,10 @@ pub enum Jitter {
     /// The delay as the backoff gives it.
     None,
     /// The delay plus a uniform random `0..=ratio·delay`; the bare `jitter`
-    /// flag is `Proportional(0.25)`. Where that range would pass the cap it
-    /// slides down to end at the cap, so delays at the cap stay spread out.
-    /// A ratio outside `[0, 1]` is clamped to it.
+    /// flag is `Proportional(0.25)`. It never waits less than the curve (a
+    /// recovering server gets at least the delay the policy names), so at
+    /// the cap, and on a fixed backoff, it passes the cap by up to
+    /// `ratio·cap`. A ratio outside `[0, 1]` is clamped to it.
     Proportional(f64),
     /// A uniform random `0..=delay`.
     Full,
@@ -50,7 +52,8 @@ impl Jitter {
     /// `delay` is the backoff's delay for this retry, `previous` the delay
     /// used before the last retry (`base` before the first), `base` the
     /// backoff's first delay and `cap` its largest. The result is never above
-    /// `cap`, and never panics or overflows.
+    /// `cap`, but for [`Jitter::Proportional`], which adds to the capped
+    /// delay and may pass `cap` by its ratio; it never panics or overflows.
     pub fn apply(
         self,
         delay: Duration,
@@ -68,12 +71,10 @@ impl Jitter {
                 } else {
                     ratio.clamp(0.0, 1.0)
                 };
-                let span = scale(delay, ratio);
-                // Near the cap the range slides down to end at it: clients
-                // waiting at the cap still spread out instead of all being
-                // clipped to the same instant.
-                let low = delay.min(cap.saturating_sub(span));
-                low.saturating_add(uniform(span, rng))
+                // Added on top, even at the cap: the curve is a floor the
+                // server may count on, and clients at the cap still spread
+                // out instead of all being clipped to the same instant.
+                return delay.saturating_add(uniform(scale(delay, ratio), rng));
             }
             Jitter::Full => uniform(delay, rng),
             Jitter::Equal => {
@@ -142,13 +143,21 @@ mod tests {
 
     proptest! {
         #[test]
-        fn every_kind_stays_at_or_below_the_cap(
+        fn every_kind_but_proportional_stays_at_or_below_the_cap(
             delay in duration(), previous in duration(), base in duration(), cap in duration(),
             seed in any::<u64>(),
         ) {
             let mut rng = Rng::seeded(seed);
             for kind in KINDS {
-                prop_assert!(kind.apply(delay, previous, base, cap, &mut rng) <= cap);
+                let d = kind.apply(delay, previous, base, cap, &mut rng);
+                match kind {
+                    Jitter::Proportional(ratio) => {
+                        let curve = delay.min(cap);
+                        let most = curve.saturating_add(scale(curve, ratio).saturating_add(Duration::from_nanos(1)));
+                        prop_assert!(curve <= d && d <= most, "{d:?} outside {curve:?}..={most:?}");
+                    }
+                    _ => prop_assert!(d <= cap),
+                }
             }
         }
 
@@ -161,9 +170,10 @@ mod tests {
             prop_assert_eq!(Jitter::None.apply(delay, previous, base, cap, &mut rng), delay);
             let p = Jitter::DEFAULT.apply(delay, previous, base, cap, &mut rng);
             prop_assert!(delay <= p && p <= delay.saturating_add(delay / 4 + Duration::from_nanos(1)));
-            let near_cap = delay + delay / 8;
-            let q = Jitter::DEFAULT.apply(delay, previous, base, near_cap, &mut rng);
-            prop_assert!(near_cap.saturating_sub(delay / 4 + Duration::from_nanos(1)) <= q && q <= near_cap);
+            // At the cap (a fixed backoff, or a long exponential one) the
+            // bare jitter still only adds.
+            let q = Jitter::DEFAULT.apply(delay, previous, base, delay, &mut rng);
+            prop_assert!(delay <= q && q <= delay.saturating_add(delay / 4 + Duration::from_nanos(1)));
             prop_assert!(Jitter::Full.apply(delay, previous, base, cap, &mut rng) <= delay);
             let e = Jitter::Equal.apply(delay, previous, base, cap, &mut rng);
             prop_assert!(delay / 2 <= e && e <= delay);
@@ -220,5 +230,22 @@ mod tests {
             s(4)
         );
         assert!(Jitter::Proportional(9.0).apply(s(4), s(4), s(1), s(30), &mut rng) <= s(8));
+    }
+
+    #[test]
+    fn the_bare_jitter_on_a_fixed_second_waits_one_to_one_and_a_quarter_seconds() {
+        let mut rng = Rng::seeded(11);
+        let s = Duration::from_secs;
+        let draws: Vec<Duration> = (0..1_000)
+            .map(|_| Jitter::DEFAULT.apply(s(1), s(1), s(1), s(1), &mut rng))
+            .collect();
+        assert!(
+            draws
+                .iter()
+                .all(|d| s(1) <= *d && *d <= Duration::from_millis(1250))
+        );
+        // Spread over the whole range, not clipped to one instant.
+        assert!(draws.iter().any(|d| *d > Duration::from_millis(1200)));
+        assert!(draws.iter().any(|d| *d < Duration::from_millis(1050)));
     }
 }

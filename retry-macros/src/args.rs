@@ -159,7 +159,14 @@ impl Parse for Args {
                 })?,
                 "max_retry_after" => put(&mut args.max_retry_after, key, input, |input| {
                     eq(input, "max_retry_after")?;
-                    Dur::parse(input, "max_retry_after")
+                    let value = Dur::parse(input, "max_retry_after")?;
+                    if value.literal_value() == Some(Duration::ZERO) {
+                        return Err(syn::Error::new(
+                            value.span(),
+                            "`max_retry_after` must be longer than zero: at `0s` every delay a server asks for would end the call at once; to always use the backoff instead, write `retry_after = ignore`",
+                        ));
+                    }
+                    Ok(value)
                 })?,
                 "if_result" => put(&mut args.if_result, key, input, |input| {
                     eq(input, "if_result")?;
@@ -216,26 +223,29 @@ impl Parse for Args {
                 })?,
                 "budget" => put(&mut args.budget, key, input, |input| {
                     eq(input, "budget")?;
-                    function(
+                    shared(
                         input,
                         "budget",
                         "a `static` `reattempt::RetryBudget`: `budget = BACKEND_RETRIES`",
+                        "static BACKEND_RETRIES: RetryBudget = RetryBudget::new(..);` and write `budget = BACKEND_RETRIES`",
                     )
                 })?,
                 "limit" => put(&mut args.limit, key, input, |input| {
                     eq(input, "limit")?;
-                    function(
+                    shared(
                         input,
                         "limit",
                         "a `static` `reattempt::ConcurrencyLimit`: `limit = DATABASE`",
+                        "static DATABASE: ConcurrencyLimit = ConcurrencyLimit::new(..);` and write `limit = DATABASE`",
                     )
                 })?,
                 "dead_letter" => put(&mut args.dead_letter, key, input, |input| {
                     eq(input, "dead_letter")?;
-                    function(
+                    shared(
                         input,
                         "dead_letter",
                         "a `static` dead-letter sink, such as `static FAILURES: reattempt::dead_letter::JsonLines`",
+                        "static FAILURES: JsonLines = JsonLines::new(..);` and write `dead_letter = FAILURES`",
                     )
                 })?,
                 "alert_after" => put(&mut args.alert_after, key, input, |input| {
@@ -373,8 +383,13 @@ fn parse_on(input: ParseStream) -> syn::Result<On> {
         if ident == "matches" && fork.peek(token::Paren) {
             input.parse::<Ident>()?;
             let content;
-            parenthesized!(content in input);
-            let pat = Pat::parse_multi_with_leading_vert(&content)?;
+            let parens = parenthesized!(content in input);
+            let expected = "`matches(..)` takes a pattern of the error type: `matches(MyError::Timeout | MyError::Io(_))`";
+            if content.is_empty() {
+                return Err(syn::Error::new(parens.span.join(), expected));
+            }
+            let pat = Pat::parse_multi_with_leading_vert(&content)
+                .map_err(|e| syn::Error::new(e.span(), expected))?;
             if !content.is_empty() {
                 return Err(content.error("expected one pattern: `matches(A | B(_))`"));
             }
@@ -401,6 +416,14 @@ fn parse_max(input: ParseStream) -> syn::Result<Max> {
         return Err(syn::Error::new(
             ident.span(),
             "`max` takes a number of attempts (`max = 5`) or `unbounded`",
+        ));
+    }
+    if input.peek(Token![-]) {
+        let minus: Token![-] = input.parse()?;
+        let rest: Lit = input.parse()?;
+        return Err(syn::Error::new_spanned(
+            quote::quote!(#minus #rest),
+            "`max` counts attempts, the first call included, so it is at least 1 (`max = 1` means no retry)",
         ));
     }
     let lit: Lit = input.parse().map_err(|e| {
@@ -609,7 +632,13 @@ fn parse_factor(input: ParseStream) -> syn::Result<f64> {
         }
         _ => return Err(wrong(lit.span())),
     };
-    if !value.is_finite() || value < 1.0 {
+    if !value.is_finite() {
+        return Err(syn::Error::new(
+            lit.span(),
+            "`exp(factor)` must be a finite number of at least 1: this one is too large for an `f64`",
+        ));
+    }
+    if value < 1.0 {
         return Err(syn::Error::new(
             lit.span(),
             "`exp(factor)` must be at least 1: a factor below 1 would shrink the delays",
@@ -698,6 +727,22 @@ fn positive(input: ParseStream, what: &str) -> syn::Result<Dur> {
         ));
     }
     Ok(value)
+}
+
+/// A shared piece (budget, limit, dead-letter sink): shared by every call,
+/// so it must outlive them all. A value built in the attribute would be a
+/// temporary of each call; that is an error saying to declare a `static`.
+fn shared(input: ParseStream, what: &str, usage: &str, declare: &str) -> syn::Result<Expr> {
+    let expr = function(input, what, usage)?;
+    if matches!(expr, Expr::Call(_) | Expr::Struct(_)) {
+        return Err(syn::Error::new_spanned(
+            &expr,
+            format!(
+                "`{what}` is shared by every call, so it must be a `static`, not a value built here: declare `{declare}"
+            ),
+        ));
+    }
+    Ok(expr)
 }
 
 /// A function or closure argument; a literal is an error saying what fits.

@@ -1,0 +1,8 @@
+use reattempt::retry;
+
+#[retry(on = matches())]
+fn f() -> std::io::Result<()> {
+    Ok(())
+}
+
+fn main() {}

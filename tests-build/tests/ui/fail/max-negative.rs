@@ -1,0 +1,8 @@
+use reattempt::retry;
+
+#[retry(max = -1)]
+fn f() -> std::io::Result<()> {
+    Ok(())
+}
+
+fn main() {}

@@ -145,12 +145,15 @@ fn sizes() {
         size_of_val(&future)
     }
     println!("async\tdirect\t{}", size(direct_async(7)));
-    println!("async\tretry\t{}", size(retried_async(7)));
+    println!("async\treattempt\t{}", size(retried_async(7)));
     println!("async\tbackon\t{}", size(backon_async(7)));
     println!("async\ttokio-retry2\t{}", size(tokio_retry2(7)));
     println!("async\tbackoff\t{}", size(backoff_async(7)));
     println!("async\ttryhard\t{}", size(tryhard(7)));
-    println!("async-once\tretry\t{}", size(retried_once_async(&failed)));
+    println!(
+        "async-once\treattempt\t{}",
+        size(retried_once_async(&failed))
+    );
     println!("async-once\tbackon\t{}", size(backon_once_async(&failed)));
     println!(
         "async-once\ttokio-retry2\t{}",

@@ -49,7 +49,7 @@ fn bench_async<F: Future>(
 fn success_path(c: &mut Criterion) {
     let mut sync = c.benchmark_group("sync success");
     sync.bench_function("direct", |b| b.iter(|| direct(black_box(7))));
-    sync.bench_function("#[retry]", |b| b.iter(|| retried(black_box(7))));
+    sync.bench_function("reattempt", |b| b.iter(|| retried(black_box(7))));
     sync.bench_function("backon", |b| b.iter(|| backon_sync(black_box(7))));
     sync.bench_function("backoff", |b| b.iter(|| backoff_sync(black_box(7))));
     sync.finish();
@@ -57,7 +57,7 @@ fn success_path(c: &mut Criterion) {
     let rt = runtime();
     let mut group = c.benchmark_group("async success");
     bench_async(&mut group, &rt, "direct", || direct_async(black_box(7)));
-    bench_async(&mut group, &rt, "#[retry]", || retried_async(black_box(7)));
+    bench_async(&mut group, &rt, "reattempt", || retried_async(black_box(7)));
     bench_async(&mut group, &rt, "backon", || backon_async(black_box(7)));
     bench_async(&mut group, &rt, "tokio-retry2", || {
         tokio_retry2(black_box(7))
@@ -70,14 +70,14 @@ fn success_path(c: &mut Criterion) {
 fn one_retry(c: &mut Criterion) {
     let failed = Cell::new(false);
     let mut sync = c.benchmark_group("sync one retry");
-    sync.bench_function("#[retry]", |b| b.iter(|| retried_once(&failed)));
+    sync.bench_function("reattempt", |b| b.iter(|| retried_once(&failed)));
     sync.bench_function("backon", |b| b.iter(|| backon_once(&failed)));
     sync.bench_function("backoff", |b| b.iter(|| backoff_once(&failed)));
     sync.finish();
 
     let rt = runtime();
     let mut group = c.benchmark_group("async one retry");
-    bench_async(&mut group, &rt, "#[retry]", || retried_once_async(&failed));
+    bench_async(&mut group, &rt, "reattempt", || retried_once_async(&failed));
     bench_async(&mut group, &rt, "backon", || backon_once_async(&failed));
     bench_async(&mut group, &rt, "tokio-retry2", || {
         tokio_retry2_once(&failed)

@@ -1,7 +1,13 @@
-//! The same trivial function, called directly, through `#[retry]` and
-//! through each peer crate with an equivalent five-attempt exponential
-//! policy (jittered where the crate jitters); and a function that fails its
-//! first attempt, retried once with no delay.
+//! The same function, called directly, through `#[retry]` and through each
+//! peer crate with an equivalent five-attempt exponential policy (jittered
+//! where the crate jitters); and a function that fails its first attempt,
+//! retried once with no delay.
+//!
+//! Every variant, ours and the peers', runs the same body: [`body`], out of
+//! line and fallible (it fails when its argument is [`FAIL`], which the
+//! optimiser cannot rule out), so no variant's retry path can be deleted as
+//! dead code. A body that could not fail would measure a retry loop the
+//! compiler had removed.
 
 #![allow(dead_code)]
 
@@ -15,15 +21,28 @@ use reattempt::retry;
 
 // ---- the success path ----
 
+/// The argument for which [`body`] fails.
+pub const FAIL: u64 = u64::MAX;
+
+/// The body of every variant: it succeeds unless `x` is [`FAIL`].
+#[inline(never)]
+pub fn body(x: u64) -> io::Result<u64> {
+    if black_box(x) == FAIL {
+        Err(io::ErrorKind::ConnectionReset.into())
+    } else {
+        Ok(x)
+    }
+}
+
 #[inline(never)]
 pub fn direct(x: u64) -> io::Result<u64> {
-    Ok(black_box(x))
+    body(x)
 }
 
 #[inline(never)]
 #[retry(max = 5, backoff = exp, jitter)]
 pub fn retried(x: u64) -> io::Result<u64> {
-    Ok(black_box(x))
+    body(x)
 }
 
 fn backon_policy() -> ExponentialBuilder {
@@ -34,29 +53,29 @@ fn backon_policy() -> ExponentialBuilder {
 
 #[inline(never)]
 pub fn backon_sync(x: u64) -> io::Result<u64> {
-    (|| direct(x)).retry(backon_policy()).call()
+    (|| body(x)).retry(backon_policy()).call()
 }
 
 #[inline(never)]
 pub fn backoff_sync(x: u64) -> Result<u64, backoff::Error<io::Error>> {
     backoff::retry(backoff::ExponentialBackoff::default(), || {
-        direct(x).map_err(backoff::Error::transient)
+        body(x).map_err(backoff::Error::transient)
     })
 }
 
 #[inline(never)]
 pub async fn direct_async(x: u64) -> io::Result<u64> {
-    Ok(black_box(x))
+    body(x)
 }
 
 #[inline(never)]
 #[retry(max = 5, backoff = exp, jitter)]
 pub async fn retried_async(x: u64) -> io::Result<u64> {
-    Ok(black_box(x))
+    body(x)
 }
 
 pub fn backon_async(x: u64) -> impl Future<Output = io::Result<u64>> {
-    (move || direct_async(x)).retry(backon_policy())
+    (move || async move { body(x) }).retry(backon_policy())
 }
 
 pub fn tokio_retry2(x: u64) -> impl Future<Output = io::Result<u64>> {
@@ -66,20 +85,18 @@ pub fn tokio_retry2(x: u64) -> impl Future<Output = io::Result<u64>> {
         .map(jitter)
         .take(4);
     tokio_retry2::Retry::spawn(strategy, move || async move {
-        direct_async(x)
-            .await
-            .map_err(tokio_retry2::RetryError::transient)
+        body(x).map_err(tokio_retry2::RetryError::transient)
     })
 }
 
 pub fn backoff_async(x: u64) -> impl Future<Output = io::Result<u64>> {
     backoff::future::retry(backoff::ExponentialBackoff::default(), move || async move {
-        direct_async(x).await.map_err(backoff::Error::transient)
+        body(x).map_err(backoff::Error::transient)
     })
 }
 
 pub fn tryhard(x: u64) -> impl Future<Output = io::Result<u64>> {
-    tryhard::retry_fn(move || direct_async(x))
+    tryhard::retry_fn(move || async move { body(x) })
         .retries(4)
         .exponential_backoff(Duration::from_secs(1))
         .max_delay(Duration::from_secs(30))
@@ -87,19 +104,12 @@ pub fn tryhard(x: u64) -> impl Future<Output = io::Result<u64>> {
 
 // ---- one retry, no delay ----
 
-/// Fails every other call: the first attempt of each retried call.
+/// Fails every other call: the first attempt of each retried call, through
+/// the same [`body`].
 #[inline(never)]
 pub fn flaky(failed: &Cell<bool>) -> io::Result<u64> {
-    if failed.replace(!failed.get()) {
-        Ok(black_box(7))
-    } else {
-        Err(io::ErrorKind::ConnectionReset.into())
-    }
-}
-
-#[inline(never)]
-pub async fn flaky_async(failed: &Cell<bool>) -> io::Result<u64> {
-    flaky(failed)
+    let fail = !failed.replace(!failed.get());
+    body(if fail { FAIL } else { 7 })
 }
 
 #[inline(never)]
@@ -141,7 +151,7 @@ pub async fn retried_once_async(failed: &Cell<bool>) -> io::Result<u64> {
 }
 
 pub fn backon_once_async(failed: &Cell<bool>) -> impl Future<Output = io::Result<u64>> + '_ {
-    (move || flaky_async(failed)).retry(backon_now())
+    (move || async move { flaky(failed) }).retry(backon_now())
 }
 
 pub fn tokio_retry2_once(failed: &Cell<bool>) -> impl Future<Output = io::Result<u64>> + '_ {
@@ -158,5 +168,5 @@ pub fn backoff_once_async(failed: &Cell<bool>) -> impl Future<Output = io::Resul
 }
 
 pub fn tryhard_once(failed: &Cell<bool>) -> impl Future<Output = io::Result<u64>> + '_ {
-    tryhard::retry_fn(move || flaky_async(failed)).retries(4)
+    tryhard::retry_fn(move || async move { flaky(failed) }).retries(4)
 }

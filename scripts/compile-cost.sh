@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# The compile cost of `#[retry]` per annotated function, against the same
+# functions written with backon and with no retry at all: a crate of N
+# functions (N=200 by default) is generated for each, its dependencies are
+# built once, and then only the crate itself is rebuilt, RUNS times (3 by
+# default), for `cargo build --release` and for `cargo check`. The cost per
+# function is (median of the variant - median of the plain crate) / N.
+#
+#   scripts/compile-cost.sh            # N=200, 3 runs
+#   N=400 RUNS=5 scripts/compile-cost.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+n=${N:-200}
+runs=${RUNS:-3}
+root=$(pwd)
+work="$root/target/compile-cost"
+mkdir -p "$work"
+
+# The crate of one variant: its manifest and N functions.
+generate() {
+    local variant=$1 dir="$work/$1"
+    mkdir -p "$dir/src"
+    cat >"$dir/Cargo.toml" <<EOF
+[package]
+name = "compile-cost-$variant"
+version = "0.0.0"
+edition = "2024"
+publish = false
+
+[workspace]
+
+[dependencies]
+reattempt = { path = "$root" }
+backon = "1"
+EOF
+    {
+        echo '#![allow(dead_code)]'
+        echo '#[inline(never)]'
+        echo 'pub fn body(x: u64) -> std::io::Result<u64> {'
+        echo '    if std::hint::black_box(x) == u64::MAX { Err(std::io::ErrorKind::ConnectionReset.into()) } else { Ok(x) }'
+        echo '}'
+        for i in $(seq 1 "$n"); do
+            case $variant in
+                plain)
+                    echo "pub fn f$i(x: u64) -> std::io::Result<u64> { body(x + $i) }" ;;
+                reattempt)
+                    echo "#[reattempt::retry(max = 5, backoff = exp, jitter)]"
+                    echo "pub fn f$i(x: u64) -> std::io::Result<u64> { body(x + $i) }" ;;
+                backon)
+                    echo "pub fn f$i(x: u64) -> std::io::Result<u64> {"
+                    echo "    use backon::BlockingRetryable;"
+                    echo "    (|| body(x + $i)).retry(backon::ExponentialBuilder::default().with_max_times(4).with_jitter()).call()"
+                    echo "}" ;;
+            esac
+        done
+    } >"$dir/src/lib.rs"
+}
+
+# Seconds of one rebuild of the crate alone (its dependencies are built).
+rebuild() {
+    local dir=$1 command=$2 start end
+    touch "$dir/src/lib.rs"
+    start=$(date +%s.%N)
+    # shellcheck disable=SC2086
+    cargo $command --quiet --manifest-path "$dir/Cargo.toml" --target-dir "$work/target" >/dev/null
+    end=$(date +%s.%N)
+    awk -v s="$start" -v e="$end" 'BEGIN { print e - s }'
+}
+
+median() {
+    sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
+
+declare -A seconds
+for variant in plain reattempt backon; do
+    generate "$variant"
+    for command in "build --release" "check"; do
+        # The dependencies, and a first build of the crate, not counted.
+        rebuild "$work/$variant" "$command" >/dev/null
+        seconds[$variant,$command]=$(
+            for _ in $(seq 1 "$runs"); do rebuild "$work/$variant" "$command"; done | median
+        )
+    done
+done
+
+echo "## Compile cost per annotated function ($n functions, median of $runs rebuilds)"
+printf '| variant | release build (s) | ms per function | check (s) | ms per function |\n'
+printf '|---|---:|---:|---:|---:|\n'
+for variant in plain reattempt backon; do
+    build=${seconds[$variant,build --release]}
+    check=${seconds[$variant,check]}
+    awk -v v="$variant" -v b="$build" -v c="$check" -v pb="${seconds[plain,build --release]}" \
+        -v pc="${seconds[plain,check]}" -v n="$n" \
+        'BEGIN { printf "| %s | %.2f | %+.2f | %.2f | %+.2f |\n", v, b, (b - pb) * 1000 / n, c, (c - pc) * 1000 / n }'
+done

@@ -189,7 +189,7 @@ async fn throttled(calls: &AtomicU32, retry_after: Duration) -> Result<(), Throt
 }
 
 #[tokio::test(start_paused = true)]
-async fn a_server_delay_replaces_the_backoff() {
+async fn a_server_delay_longer_than_the_backoff_is_waited_as_asked() {
     let calls = AtomicU32::new(0);
     let started = Instant::now();
     throttled(&calls, secs(3)).await.unwrap_err();

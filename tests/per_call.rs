@@ -145,8 +145,15 @@ fn retry_after_ignore_uses_the_backoff() {
 fn a_server_delay_up_to_max_retry_after_is_waited_exactly() {
     honouring(secs(5)).unwrap_err();
     assert_eq!(waits(), [secs(5), secs(5)]);
+}
+
+#[test]
+fn a_server_delay_shorter_than_the_backoff_waits_the_backoff() {
+    // `Retry-After: 0` from an overloaded server: no storm.
     honouring(Duration::ZERO).unwrap_err();
-    assert_eq!(waits(), [Duration::ZERO, Duration::ZERO]);
+    assert_eq!(waits(), [secs(1), secs(1)]);
+    honouring(ms(400)).unwrap_err();
+    assert_eq!(waits(), [secs(1), secs(1)]);
 }
 
 #[test]

@@ -632,7 +632,16 @@ impl<'p, B: Backoff, C: Clock, S: Slot> Call<'p, B, C, S> {
                 if asked > self.policy.max_retry_after {
                     return Err(GiveUp::RetryAfterTooLong);
                 }
-                (self.server_delay(asked), DelayFrom::ServerDelay)
+                // A server delay never shortens the backoff: `Retry-After:
+                // 0` from an overloaded server must not start a storm. The
+                // AWS SDKs clamp `x-amz-retry-after` the same way.
+                let server = self.server_delay(asked);
+                let (backoff, from) = self.backoff_delay();
+                if server >= backoff {
+                    (server, DelayFrom::ServerDelay)
+                } else {
+                    (backoff, from)
+                }
             }
             _ => self.backoff_delay(),
         };
@@ -852,13 +861,17 @@ mod tests {
     }
 
     #[test]
-    fn server_delay_replaces_the_backoff_and_a_too_long_one_gives_up() {
+    fn a_server_delay_lengthens_the_backoff_never_shortens_it_and_a_too_long_one_gives_up() {
         let policy = Policy::new(Fixed::new(S(1))).max_retry_after(S(10));
         let mut call = Call::new(&policy, &SITE, SystemClock);
         let asked = |d| Classification::rate_limited().with_retry_after(d);
         assert_eq!(fail(&mut call, asked(S(3))), Decision::Retry(S(3)));
         assert_eq!(
             fail(&mut call, Classification::rate_limited()),
+            Decision::Retry(S(1))
+        );
+        assert_eq!(
+            fail(&mut call, asked(Duration::ZERO)),
             Decision::Retry(S(1))
         );
         assert_eq!(

@@ -143,7 +143,8 @@ impl<B> Policy<B> {
         self
     }
 
-    /// Whether a server-given delay (`Retry-After`) replaces the backoff.
+    /// Whether a server-given delay (`Retry-After`) is honoured: the wait is
+    /// then the longer of it and the backoff's delay.
     pub const fn honor_retry_after(mut self, honor: bool) -> Policy<B> {
         self.honor_retry_after = honor;
         self

@@ -22,7 +22,11 @@ use tokio::time::Instant;
 /// How many times each path was requested.
 type Hits = Arc<Mutex<HashMap<String, u32>>>;
 
+/// When the server received each request for `zero`, on the test's clock.
+static ZERO_AT: Mutex<Vec<Instant>> = Mutex::new(Vec::new());
+
 /// Answers by path: `busy` is 503 with `Retry-After: 2` once, then 200;
+/// `zero` is 503 with `Retry-After: 0` three times, then 200;
 /// `limited` is 429 with an HTTP-date three seconds ahead once, then 200;
 /// `status/N` is always N.
 async fn serve(
@@ -40,6 +44,15 @@ async fn serve(
         ("busy", 1) => {
             headers.insert(RETRY_AFTER, HeaderValue::from_static("2"));
             StatusCode::SERVICE_UNAVAILABLE
+        }
+        ("zero", 1..=3) => {
+            ZERO_AT.lock().unwrap().push(Instant::now());
+            headers.insert(RETRY_AFTER, HeaderValue::from_static("0"));
+            StatusCode::SERVICE_UNAVAILABLE
+        }
+        ("zero", _) => {
+            ZERO_AT.lock().unwrap().push(Instant::now());
+            StatusCode::OK
         }
         ("limited", 1) => {
             let at = SystemTime::now() + Duration::from_secs(3);
@@ -121,6 +134,27 @@ async fn a_503_with_retry_after_waits_as_asked_then_succeeds() {
         "{:?}",
         started.elapsed()
     );
+}
+
+#[retry(max = 5, backoff = exp(base = 100ms))]
+async fn get_with_backoff(client: &reqwest::Client, url: &str) -> reqwest::Result<Response> {
+    client.get(url).send().await
+}
+
+#[tokio::test(start_paused = true)]
+async fn retry_after_zero_from_an_overloaded_server_waits_the_backoff() {
+    let (addr, counts) = server().await;
+    let response = get_with_backoff(&reqwest::Client::new(), &format!("http://{addr}/zero"))
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 200);
+    assert_eq!(hits(&counts, "zero"), 4);
+    // Server-side gaps: 100 ms, 200 ms, 400 ms, whatever the server said.
+    let at = ZERO_AT.lock().unwrap().clone();
+    let gaps: Vec<Duration> = at.windows(2).map(|w| w[1] - w[0]).collect();
+    for (gap, backoff) in gaps.iter().zip([100, 200, 400]) {
+        assert!(*gap >= Duration::from_millis(backoff), "{gaps:?}");
+    }
 }
 
 #[tokio::test(start_paused = true)]

@@ -27,6 +27,10 @@ static ZERO_AT: Mutex<Vec<Instant>> = Mutex::new(Vec::new());
 
 /// Answers by path: `busy` is 503 with `Retry-After: 2` once, then 200;
 /// `zero` is 503 with `Retry-After: 0` three times, then 200;
+/// `reset-delta` and `reset-epoch` are 429 once, with `RateLimit-Reset: 2`
+/// and an `X-RateLimit-Reset` timestamp three seconds ahead; `told-not-to`
+/// is always 503 with `x-should-retry: false`; `told-to` is 409 with
+/// `x-should-retry: true` twice, then 200;
 /// `limited` is 429 with an HTTP-date three seconds ahead once, then 200;
 /// `status/N` is always N.
 async fn serve(
@@ -53,6 +57,24 @@ async fn serve(
         ("zero", _) => {
             ZERO_AT.lock().unwrap().push(Instant::now());
             StatusCode::OK
+        }
+        ("reset-delta", 1) => {
+            headers.insert("ratelimit-reset", HeaderValue::from_static("2"));
+            StatusCode::TOO_MANY_REQUESTS
+        }
+        ("reset-epoch", 1) => {
+            let at = SystemTime::now() + Duration::from_secs(3);
+            let secs = at.duration_since(SystemTime::UNIX_EPOCH).unwrap().as_secs();
+            headers.insert("x-ratelimit-reset", HeaderValue::from(secs));
+            StatusCode::TOO_MANY_REQUESTS
+        }
+        ("told-not-to", _) => {
+            headers.insert("x-should-retry", HeaderValue::from_static("false"));
+            StatusCode::SERVICE_UNAVAILABLE
+        }
+        ("told-to", 1 | 2) => {
+            headers.insert("x-should-retry", HeaderValue::from_static("true"));
+            StatusCode::CONFLICT
         }
         ("limited", 1) => {
             let at = SystemTime::now() + Duration::from_secs(3);
@@ -155,6 +177,72 @@ async fn retry_after_zero_from_an_overloaded_server_waits_the_backoff() {
     for (gap, backoff) in gaps.iter().zip([100, 200, 400]) {
         assert!(*gap >= Duration::from_millis(backoff), "{gaps:?}");
     }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_429_with_ratelimit_reset_in_delta_seconds_waits_as_asked() {
+    let (addr, counts) = server().await;
+    let started = Instant::now();
+    let response = get(
+        &reqwest::Client::new(),
+        &format!("http://{addr}/reset-delta"),
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        (response.status().as_u16(), hits(&counts, "reset-delta")),
+        (200, 2)
+    );
+    let waited = started.elapsed();
+    assert!(
+        Duration::from_secs(2) <= waited && waited < Duration::from_millis(2100),
+        "{waited:?}"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_429_with_an_x_ratelimit_reset_timestamp_waits_until_then() {
+    let (addr, counts) = server().await;
+    let started = Instant::now();
+    let response = get(
+        &reqwest::Client::new(),
+        &format!("http://{addr}/reset-epoch"),
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        (response.status().as_u16(), hits(&counts, "reset-epoch")),
+        (200, 2)
+    );
+    // The timestamp has whole seconds: between two and three seconds ahead.
+    let waited = started.elapsed();
+    assert!(
+        Duration::from_secs(2) <= waited && waited <= Duration::from_millis(3100),
+        "{waited:?}"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn x_should_retry_false_on_a_503_makes_one_attempt() {
+    let (addr, counts) = server().await;
+    let response = get(
+        &reqwest::Client::new(),
+        &format!("http://{addr}/told-not-to"),
+    )
+    .await
+    .unwrap();
+    assert_eq!(response.status(), 503, "the response comes back as it was");
+    assert_eq!(hits(&counts, "told-not-to"), 1);
+}
+
+#[tokio::test(start_paused = true)]
+async fn x_should_retry_true_on_a_409_is_retried() {
+    let (addr, counts) = server().await;
+    let response = get(&reqwest::Client::new(), &format!("http://{addr}/told-to"))
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 200);
+    assert_eq!(hits(&counts, "told-to"), 3);
 }
 
 #[tokio::test(start_paused = true)]

@@ -68,16 +68,140 @@ fn status_class(code: u16) -> Class {
 /// assert_eq!(c.retry_after(), None);
 /// ```
 pub fn response(code: u16, retry_after: Option<&str>, now: SystemTime) -> Classification {
+    pushback(
+        code,
+        |name| {
+            if name == "retry-after" {
+                retry_after
+            } else {
+                None
+            }
+        },
+        now,
+    )
+}
+
+/// The class of a response from its status and every header servers push
+/// back with; `header` gives a header's value by its lower-case name (and
+/// `None` for a header that is missing or given more than once).
+///
+/// - `x-should-retry` and `Stripe-Should-Retry` override the status's class
+///   in either direction: `false` makes any status logical (one attempt),
+///   `true` makes a status that is not retried transient.
+/// - On a 413, 429 or 503 (or a status the server said to retry), the delay
+///   the server asks for comes from `Retry-After`, else `RateLimit-Reset`,
+///   else `X-RateLimit-Reset`. The two reset headers are read as
+///   delta-seconds when below 1,000,000,000 and as a Unix timestamp in
+///   seconds from there on: no window is 31 years long, and every
+///   timestamp since 2001 is above it (the IETF draft's `RateLimit-Reset`
+///   is delta-seconds; GitHub's `X-RateLimit-Reset` is a timestamp).
+/// - A value that does not parse (negative, fractional, non-numeric,
+///   several values, a date or timestamp not in the future, more than a
+///   year) is no hint, and the next header is tried. Nothing here panics.
+///
+/// ```
+/// use reattempt::{http, Class};
+/// use std::time::{Duration, SystemTime};
+///
+/// let now = SystemTime::now();
+/// let c = http::pushback(429, |name| (name == "ratelimit-reset").then_some("7"), now);
+/// assert_eq!(c.retry_after(), Some(Duration::from_secs(7)));
+///
+/// let c = http::pushback(503, |name| (name == "x-should-retry").then_some("false"), now);
+/// assert_eq!(c.class(), Class::Logical);
+///
+/// let c = http::pushback(409, |name| (name == "x-should-retry").then_some("true"), now);
+/// assert_eq!(c.class(), Class::Transient);
+/// ```
+pub fn pushback<'h>(
+    code: u16,
+    header: impl Fn(&str) -> Option<&'h str>,
+    now: SystemTime,
+) -> Classification {
     let plain = status(code);
-    if !matches!(code, 413 | 429 | 503) {
+    let code_text = Code::number(u64::from(code));
+    let told = header("x-should-retry")
+        .or_else(|| header("stripe-should-retry"))
+        .and_then(|value| match value.trim() {
+            v if v.eq_ignore_ascii_case("true") => Some(true),
+            v if v.eq_ignore_ascii_case("false") => Some(false),
+            _ => None,
+        });
+    let plain = match told {
+        Some(false) => return Classification::logical().with_code(code_text),
+        Some(true) if !plain.class().is_retryable() => {
+            Classification::transient().with_code(code_text)
+        }
+        _ => plain,
+    };
+    if !matches!(code, 413 | 429 | 503) && told != Some(true) {
         return plain;
     }
-    match retry_after.map(|value| parse_retry_after(value, now)) {
-        Some(Ok(delay)) => Classification::rate_limited()
-            .with_code(Code::number(u64::from(code)))
+    let delay = header("retry-after")
+        .and_then(|value| parse_retry_after(value, now).ok())
+        .or_else(|| header("ratelimit-reset").and_then(|v| parse_rate_limit_reset(v, now).ok()))
+        .or_else(|| header("x-ratelimit-reset").and_then(|v| parse_rate_limit_reset(v, now).ok()));
+    match delay {
+        Some(delay) => Classification::rate_limited()
+            .with_code(code_text)
             .with_retry_after(delay),
-        _ => plain,
+        None => plain,
     }
+}
+
+/// Values of `RateLimit-Reset` at and above this are Unix timestamps;
+/// below it, delta-seconds. See [`pushback`].
+pub const RESET_TIMESTAMP_FROM: u64 = 1_000_000_000;
+
+/// Parses a `RateLimit-Reset` or `X-RateLimit-Reset` value: delta-seconds
+/// below [`RESET_TIMESTAMP_FROM`], a Unix timestamp in seconds from there
+/// on, measured from `now`. Never panics.
+///
+/// ```
+/// use reattempt::http::{parse_rate_limit_reset, RetryAfterError};
+/// use std::time::{Duration, SystemTime, UNIX_EPOCH};
+///
+/// let now = UNIX_EPOCH + Duration::from_secs(1_800_000_000);
+/// assert_eq!(parse_rate_limit_reset("30", now), Ok(Duration::from_secs(30)));
+/// assert_eq!(parse_rate_limit_reset("1800000045", now), Ok(Duration::from_secs(45)));
+/// assert_eq!(parse_rate_limit_reset("1700000000", now), Err(RetryAfterError::InThePast));
+/// assert_eq!(parse_rate_limit_reset("-5", now), Err(RetryAfterError::Negative));
+/// assert_eq!(parse_rate_limit_reset("5, 6", now), Err(RetryAfterError::Malformed));
+/// ```
+pub fn parse_rate_limit_reset(value: &str, now: SystemTime) -> Result<Duration, RetryAfterError> {
+    let value = value.trim_matches([' ', '\t']);
+    if value.is_empty() {
+        return Err(RetryAfterError::Empty);
+    }
+    if !value.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(match value.strip_prefix('-') {
+            Some(rest) if !rest.is_empty() && rest.bytes().all(|b| b.is_ascii_digit()) => {
+                RetryAfterError::Negative
+            }
+            _ => RetryAfterError::Malformed,
+        });
+    }
+    let significant = value.trim_start_matches('0');
+    let number: u64 = if significant.is_empty() {
+        0
+    } else {
+        significant.parse().map_err(|_| RetryAfterError::TooLarge)?
+    };
+    let delay = if number < RESET_TIMESTAMP_FROM {
+        Duration::from_secs(number)
+    } else {
+        let at = SystemTime::UNIX_EPOCH
+            .checked_add(Duration::from_secs(number))
+            .ok_or(RetryAfterError::TooLarge)?;
+        match at.duration_since(now) {
+            Ok(delay) if !delay.is_zero() => delay,
+            _ => return Err(RetryAfterError::InThePast),
+        }
+    };
+    if delay > MAX_RETRY_AFTER_HINT {
+        return Err(RetryAfterError::TooLarge);
+    }
+    Ok(delay)
 }
 
 /// The longest delay a `Retry-After` value may ask for; anything longer is
@@ -183,7 +307,7 @@ fn delay_seconds(digits: &str) -> Result<Duration, RetryAfterError> {
 mod http_crate {
     use std::time::SystemTime;
 
-    use ::http::{HeaderMap, Response, StatusCode, header::RETRY_AFTER};
+    use ::http::{HeaderMap, Response, StatusCode};
 
     use crate::class::Classification;
     use crate::classify::{Classified, ClassifiedValue};
@@ -196,8 +320,9 @@ mod http_crate {
         }
     }
 
-    /// The class of a response from its status and headers, reading
-    /// `Retry-After` against the system clock. Requires the `http` feature.
+    /// The class of a response from its status and headers, read by
+    /// [`pushback`](super::pushback) against the system clock. Requires the
+    /// `http` feature.
     ///
     /// ```
     /// use http::{HeaderMap, HeaderValue, StatusCode};
@@ -210,10 +335,22 @@ mod http_crate {
     /// assert_eq!(c.retry_after(), Some(std::time::Duration::from_secs(3)));
     /// ```
     pub fn classify_response(status: StatusCode, headers: &HeaderMap) -> Classification {
-        let retry_after = headers
-            .get(RETRY_AFTER)
-            .and_then(|value| value.to_str().ok());
-        super::response(status.as_u16(), retry_after, SystemTime::now())
+        super::pushback(
+            status.as_u16(),
+            |name| single(headers, name),
+            SystemTime::now(),
+        )
+    }
+
+    /// The value of a header given once, as text; `None` when it is
+    /// missing, not text, or given more than once (no hint, then).
+    pub(crate) fn single<'h>(headers: &'h HeaderMap, name: &str) -> Option<&'h str> {
+        let mut values = headers.get_all(name).iter();
+        let value = values.next()?;
+        if values.next().is_some() {
+            return None;
+        }
+        value.to_str().ok()
     }
 
     impl<B> ClassifiedValue for Response<B> {
@@ -226,6 +363,8 @@ mod http_crate {
 
 #[cfg(feature = "http")]
 pub use http_crate::classify_response;
+#[cfg(feature = "http")]
+pub(crate) use http_crate::single;
 
 #[cfg(test)]
 mod tests {
@@ -404,10 +543,124 @@ mod tests {
         }
     }
 
+    /// A header lookup over `(name, value)` pairs.
+    fn headers<'h>(pairs: &'h [(&'h str, &'h str)]) -> impl Fn(&str) -> Option<&'h str> {
+        move |name| pairs.iter().find(|(n, _)| *n == name).map(|(_, v)| *v)
+    }
+
+    #[test]
+    fn rate_limit_resets_in_both_forms_give_the_delay() {
+        let now = at(1_800_000_000);
+        for (name, value, delay) in [
+            ("ratelimit-reset", "7", 7),
+            ("x-ratelimit-reset", "7", 7),
+            ("ratelimit-reset", "1800000045", 45),
+            ("x-ratelimit-reset", "1800000045", 45),
+            ("ratelimit-reset", "999999999", 999_999_999),
+        ] {
+            let c = pushback(429, headers(&[(name, value)]), now);
+            let expected = Duration::from_secs(delay).min(MAX_RETRY_AFTER_HINT);
+            if delay <= MAX_RETRY_AFTER_HINT.as_secs() {
+                assert_eq!(c.retry_after(), Some(expected), "{name}: {value}");
+                assert_eq!(c.class(), Class::RateLimited);
+            } else {
+                assert_eq!(c.retry_after(), None, "{name}: {value} is over a year");
+            }
+        }
+    }
+
+    #[test]
+    fn retry_after_comes_first_then_ratelimit_reset_then_x_ratelimit_reset() {
+        let now = at(1_800_000_000);
+        let all = [
+            ("retry-after", "3"),
+            ("ratelimit-reset", "5"),
+            ("x-ratelimit-reset", "9"),
+        ];
+        assert_eq!(
+            pushback(503, headers(&all), now).retry_after(),
+            Some(Duration::from_secs(3))
+        );
+        assert_eq!(
+            pushback(503, headers(&all[1..]), now).retry_after(),
+            Some(Duration::from_secs(5))
+        );
+        let garbled = [
+            ("retry-after", "soon"),
+            ("ratelimit-reset", "-1"),
+            ("x-ratelimit-reset", "9"),
+        ];
+        assert_eq!(
+            pushback(503, headers(&garbled), now).retry_after(),
+            Some(Duration::from_secs(9)),
+            "a value that does not parse is no hint: the next header is read"
+        );
+        // A 500 asks for no delay, whatever its headers say.
+        assert_eq!(pushback(500, headers(&all), now).retry_after(), None);
+    }
+
+    #[test]
+    fn should_retry_headers_override_the_status_both_ways() {
+        let now = at(1_800_000_000);
+        for name in ["x-should-retry", "stripe-should-retry"] {
+            let no = pushback(503, headers(&[(name, "false"), ("retry-after", "2")]), now);
+            assert_eq!(
+                (no.class(), no.code(), no.retry_after()),
+                (Class::Logical, Some("503"), None)
+            );
+            let yes = pushback(409, headers(&[(name, "true")]), now);
+            assert_eq!((yes.class(), yes.code()), (Class::Transient, Some("409")));
+            let asked = pushback(409, headers(&[(name, " TRUE "), ("retry-after", "4")]), now);
+            assert_eq!(asked.retry_after(), Some(Duration::from_secs(4)));
+            let unsure = pushback(409, headers(&[(name, "maybe")]), now);
+            assert_eq!(unsure.class(), Class::Logical, "anything else is ignored");
+        }
+    }
+
+    #[test]
+    fn garbage_rate_limit_resets_are_no_hint() {
+        let now = at(1_800_000_000);
+        for (value, error) in [
+            ("", RetryAfterError::Empty),
+            ("-1", RetryAfterError::Negative),
+            ("1.5", RetryAfterError::Malformed),
+            ("5, 6", RetryAfterError::Malformed),
+            ("ten", RetryAfterError::Malformed),
+            ("1700000000", RetryAfterError::InThePast),
+            ("1800000000", RetryAfterError::InThePast),
+            ("99999999999999999999999", RetryAfterError::TooLarge),
+            ("18446744073709551615", RetryAfterError::TooLarge),
+        ] {
+            assert_eq!(parse_rate_limit_reset(value, now), Err(error), "{value:?}");
+        }
+    }
+
     proptest::proptest! {
         #[test]
         fn never_panics(value in "\\PC{0,40}", now in 0u64..=u64::MAX / 4) {
             let _ = parse_retry_after(&value, at(now));
+        }
+
+        #[test]
+        fn pushback_headers_never_panic_and_stay_within_the_limit(
+            retry_after in "\\PC{0,24}|[0-9]{1,22}|-[0-9]{1,5}",
+            reset in "\\PC{0,24}|[0-9]{1,22}|-[0-9]{1,5}|[0-9]{1,10}, [0-9]{1,10}",
+            x_reset in "\\PC{0,24}|[0-9]{1,22}",
+            should in "true|false|TRUE|\\PC{0,8}",
+            code in 100u16..600,
+            now in 0u64..4_000_000_000,
+        ) {
+            let pairs = [
+                ("retry-after", retry_after.as_str()),
+                ("ratelimit-reset", reset.as_str()),
+                ("x-ratelimit-reset", x_reset.as_str()),
+                ("x-should-retry", should.as_str()),
+            ];
+            let c = pushback(code, headers(&pairs), at(now));
+            if let Some(delay) = c.retry_after() {
+                proptest::prop_assert!(delay <= MAX_RETRY_AFTER_HINT);
+            }
+            let _ = parse_rate_limit_reset(&reset, at(now));
         }
 
         #[test]

@@ -10,7 +10,9 @@
 //! | `is_body()`, `is_decode()`, `is_redirect()` and the rest | logical |
 //!
 //! An `Ok(Response)` with a status of 400 or more is a failure too, judged by
-//! the HTTP table with its `Retry-After` header read, so that
+//! the HTTP table with the server's pushback read
+//! ([`http::pushback`](crate::http::pushback): `Retry-After`,
+//! `RateLimit-Reset`, `X-RateLimit-Reset`, `x-should-retry`), so that
 //! `#[retry] async fn get(..) -> reqwest::Result<Response>` retries a 503 and
 //! waits as long as the server asks. When attempts run out the last response
 //! is returned as it came.
@@ -18,7 +20,7 @@
 use std::error::Error;
 use std::time::SystemTime;
 
-use ::reqwest::{Error as ReqwestError, Response, header::RETRY_AFTER};
+use ::reqwest::{Error as ReqwestError, Response};
 
 use crate::class::Classification;
 use crate::classify::{Classified, ClassifiedValue, http};
@@ -69,10 +71,11 @@ impl ClassifiedValue for Response {
         if status < 400 {
             return None;
         }
-        let retry_after = self
-            .headers()
-            .get(RETRY_AFTER)
-            .and_then(|value| value.to_str().ok());
-        Some(http::response(status, retry_after, SystemTime::now()))
+        let headers = self.headers();
+        Some(http::pushback(
+            status,
+            |name| http::single(headers, name),
+            SystemTime::now(),
+        ))
     }
 }

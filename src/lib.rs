@@ -55,6 +55,9 @@ pub use reattempt_core::{
     jitter, mysql, postgres, redis, stats, testing,
 };
 
+#[cfg(feature = "reqwest")]
+pub use reattempt_core::reqwest;
+
 #[doc(hidden)]
 pub mod __private {
     pub use reattempt_core::__private::*;

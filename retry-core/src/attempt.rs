@@ -117,6 +117,14 @@ impl<B, C, S> Call<'_, B, C, S> {
         }
     }
 
+    /// The classification the body kept for this attempt's error (see
+    /// `error_for_status_with_pushback`), or the classifier's.
+    #[cold]
+    #[inline(never)]
+    fn with_pushback(&self, seen: Classification) -> Classification {
+        current::take_pushback(self.call_id.tag(), self.attempt, seen)
+    }
+
     /// An attempt starts running (after its permit, if any): a retry that
     /// was pending is now made.
     #[inline]
@@ -336,7 +344,7 @@ impl<'p, B: Backoff, C: Clock, S: Slot> Call<'p, B, C, S> {
                 let class = if self.timed_out.swap(false, Ordering::Relaxed) {
                     Classification::transient().with_code("attempt_timeout")
                 } else {
-                    classify(error)
+                    self.with_pushback(classify(error))
                 };
                 self.failed(class, &Described(error, describe), &span, &fields)
             }

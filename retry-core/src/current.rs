@@ -11,6 +11,7 @@ use core::ptr;
 use core::sync::atomic::{AtomicU64, Ordering};
 use core::task::{Context, Poll};
 
+use crate::class::Classification;
 use crate::limit::{Acquire, ConcurrencyLimit, Permit};
 
 /// The attempt in progress of a retried call.
@@ -160,6 +161,31 @@ struct Held {
     outer: *const Held,
 }
 
+thread_local! {
+    /// A classification the body worked out from a response before turning
+    /// it into an error that no longer carries it (reqwest's
+    /// `error_for_status`), tagged with the call and attempt it is for.
+    static PUSHBACK: Cell<Option<(usize, u32, Classification)>> = const { Cell::new(None) };
+}
+
+/// Keeps `class` for the decision after the attempt running on this thread;
+/// outside a retried call, nothing.
+pub(crate) fn keep_pushback(class: Classification) {
+    if let Some(frame) = current() {
+        PUSHBACK.set(Some((frame.call_id.tag(), frame.number, class)));
+    }
+}
+
+/// The classification kept by attempt `number` of the call whose id cell is
+/// `tag`, when it is for the error the classifier saw (the same code);
+/// anything kept is cleared.
+pub(crate) fn take_pushback(tag: usize, number: u32, seen: Classification) -> Classification {
+    match PUSHBACK.take() {
+        Some((t, n, kept)) if t == tag && n == number && kept.code() == seen.code() => kept,
+        _ => seen,
+    }
+}
+
 /// Whether an attempt running on this thread, this one or one it was
 /// called from, holds a permit of `limit`: a retried call nested in it
 /// then runs under that permit instead of waiting for a second one, which
@@ -233,6 +259,11 @@ pub(crate) fn outer() -> Option<&'static str> {
 pub(crate) struct CallIdCell([AtomicU64; 2]);
 
 impl CallIdCell {
+    /// What tells this call from every other one alive: its address.
+    pub(crate) fn tag(&self) -> usize {
+        ptr::from_ref(self) as usize
+    }
+
     fn get_or_draw(&self) -> u128 {
         let [high, low] = &self.0;
         let known = low.load(Ordering::Acquire);

@@ -39,6 +39,13 @@ mod timeout;
 #[cfg(feature = "tokio")]
 mod wait;
 
+/// What the `reqwest` feature adds beyond the classification of
+/// `reqwest::Error` and `reqwest::Response`.
+#[cfg(feature = "reqwest")]
+pub mod reqwest {
+    pub use crate::classify::clients::reqwest::ErrorForStatus;
+}
+
 #[doc(hidden)]
 #[path = "private.rs"]
 pub mod __private;

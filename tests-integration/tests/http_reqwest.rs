@@ -25,8 +25,13 @@ type Hits = Arc<Mutex<HashMap<String, u32>>>;
 /// When the server received each request for `zero`, on the test's clock.
 static ZERO_AT: Mutex<Vec<Instant>> = Mutex::new(Vec::new());
 
+/// Likewise for `one-second`.
+static ONE_SECOND_AT: Mutex<Vec<Instant>> = Mutex::new(Vec::new());
+
 /// Answers by path: `busy` is 503 with `Retry-After: 2` once, then 200;
-/// `zero` is 503 with `Retry-After: 0` three times, then 200;
+/// `zero` is 503 with `Retry-After: 0` three times, then 200; `an-hour` is
+/// always 503 with `Retry-After: 3600`; `one-second` is 503 with
+/// `Retry-After: 1` twice, then 200;
 /// `reset-delta` and `reset-epoch` are 429 once, with `RateLimit-Reset: 2`
 /// and an `X-RateLimit-Reset` timestamp three seconds ahead; `told-not-to`
 /// is always 503 with `x-should-retry: false`; `told-to` is 409 with
@@ -57,6 +62,19 @@ async fn serve(
         ("zero", _) => {
             ZERO_AT.lock().unwrap().push(Instant::now());
             StatusCode::OK
+        }
+        ("an-hour", _) => {
+            headers.insert(RETRY_AFTER, HeaderValue::from_static("3600"));
+            StatusCode::SERVICE_UNAVAILABLE
+        }
+        ("one-second", n) => {
+            ONE_SECOND_AT.lock().unwrap().push(Instant::now());
+            if n <= 2 {
+                headers.insert(RETRY_AFTER, HeaderValue::from_static("1"));
+                StatusCode::SERVICE_UNAVAILABLE
+            } else {
+                StatusCode::OK
+            }
         }
         ("reset-delta", 1) => {
             headers.insert("ratelimit-reset", HeaderValue::from_static("2"));
@@ -243,6 +261,55 @@ async fn x_should_retry_true_on_a_409_is_retried() {
         .unwrap();
     assert_eq!(response.status(), 200);
     assert_eq!(hits(&counts, "told-to"), 3);
+}
+
+/// The common style: `?` on `error_for_status`, with the helper that keeps
+/// the server's word.
+#[retry(max = 4, backoff = exp(base = 100ms))]
+async fn text(client: &reqwest::Client, url: &str) -> reqwest::Result<String> {
+    use reattempt::reqwest::ErrorForStatus as _;
+    client
+        .get(url)
+        .send()
+        .await?
+        .error_for_status_with_pushback()?
+        .text()
+        .await
+}
+
+#[tokio::test(start_paused = true)]
+async fn error_for_status_style_gives_up_at_once_when_asked_to_wait_an_hour() {
+    let (addr, counts) = server().await;
+    let error = text(&reqwest::Client::new(), &format!("http://{addr}/an-hour"))
+        .await
+        .unwrap_err();
+    assert_eq!(
+        error.status().map(|s| s.as_u16()),
+        Some(503),
+        "the caller's own error"
+    );
+    assert_eq!(
+        hits(&counts, "an-hour"),
+        1,
+        "over max_retry_after: no retry"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn error_for_status_style_waits_the_retry_after_between_requests() {
+    let (addr, counts) = server().await;
+    let body = text(
+        &reqwest::Client::new(),
+        &format!("http://{addr}/one-second"),
+    )
+    .await
+    .unwrap();
+    assert_eq!(body, "one-second #3");
+    assert_eq!(hits(&counts, "one-second"), 3);
+    let at = ONE_SECOND_AT.lock().unwrap().clone();
+    for gap in at.windows(2).map(|w| w[1] - w[0]) {
+        assert!(gap >= Duration::from_secs(1), "server-side gap {gap:?}");
+    }
 }
 
 #[tokio::test(start_paused = true)]

@@ -8,7 +8,7 @@
 //! client crates' errors.
 
 mod chain;
-mod clients;
+pub(crate) mod clients;
 pub mod grpc;
 pub mod http;
 mod io;

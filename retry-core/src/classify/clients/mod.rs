@@ -4,7 +4,7 @@
 #[cfg(feature = "redis")]
 mod redis;
 #[cfg(feature = "reqwest")]
-mod reqwest;
+pub(crate) mod reqwest;
 #[cfg(any(feature = "sqlx-postgres", feature = "sqlx-mysql"))]
 mod sqlx;
 #[cfg(feature = "tokio-postgres")]

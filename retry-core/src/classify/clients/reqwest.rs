@@ -79,3 +79,33 @@ impl ClassifiedValue for Response {
         ))
     }
 }
+
+/// `error_for_status` that keeps what the server said: in a retried call,
+/// the delay it asked for and its `x-should-retry` reach the decision,
+/// though the error `error_for_status` builds carries no headers.
+///
+/// ```no_run
+/// use reattempt::reqwest::ErrorForStatus as _;
+/// use reattempt::retry;
+///
+/// #[retry(max = 4)]
+/// async fn fetch(client: &reqwest::Client, url: &str) -> reqwest::Result<String> {
+///     // Before: `.error_for_status()?`, which loses `Retry-After`.
+///     client.get(url).send().await?.error_for_status_with_pushback()?.text().await
+/// }
+/// ```
+pub trait ErrorForStatus: Sized {
+    /// [`reqwest::Response::error_for_status`], keeping the server's
+    /// pushback ([`http::pushback`](crate::http::pushback)) for the retry
+    /// decision. The caller's error type is unchanged.
+    fn error_for_status_with_pushback(self) -> ::reqwest::Result<Self>;
+}
+
+impl ErrorForStatus for Response {
+    fn error_for_status_with_pushback(self) -> ::reqwest::Result<Response> {
+        if let Some(class) = self.failure() {
+            crate::current::keep_pushback(class);
+        }
+        self.error_for_status()
+    }
+}

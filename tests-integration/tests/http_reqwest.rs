@@ -407,3 +407,64 @@ fn http_date_writes_imf_fixdate() {
     let at = SystemTime::UNIX_EPOCH + Duration::from_secs(784_111_777);
     assert_eq!(http_date(at), "Sun, 06 Nov 1994 08:49:37 GMT");
 }
+
+/// A server on a raw socket that promises 100 bytes and sends 10, then
+/// closes, `cut` times, and answers whole after that. It counts requests.
+async fn cutting_server(cut: u32) -> (SocketAddr, Arc<AtomicU32>) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let served = Arc::new(AtomicU32::new(0));
+    let count = Arc::clone(&served);
+    tokio::spawn(async move {
+        // Bounded: the test makes at most a handful of requests.
+        for _ in 0..10 {
+            let Ok((mut stream, _)) = listener.accept().await else {
+                return;
+            };
+            let mut head = Vec::new();
+            let mut chunk = [0; 1024];
+            while !head.windows(4).any(|w| w == b"\r\n\r\n") {
+                match stream.read(&mut chunk).await {
+                    Ok(0) | Err(_) => break,
+                    Ok(n) => head.extend_from_slice(&chunk[..n]),
+                }
+            }
+            let n = count.fetch_add(1, Ordering::SeqCst) + 1;
+            let body = "0123456789".repeat(10);
+            let answer = if n <= cut {
+                format!(
+                    "HTTP/1.1 200 OK\r\nContent-Length: 100\r\nConnection: close\r\n\r\n{}",
+                    &body[..10]
+                )
+            } else {
+                format!("HTTP/1.1 200 OK\r\nContent-Length: 100\r\nConnection: close\r\n\r\n{body}")
+            };
+            let _ = stream.write_all(answer.as_bytes()).await;
+            let _ = stream.shutdown().await;
+        }
+    });
+    (addr, served)
+}
+
+#[retry(max = 4, backoff = fixed(10ms))]
+async fn whole_text(client: &reqwest::Client, url: &str) -> reqwest::Result<String> {
+    client
+        .get(url)
+        .send()
+        .await?
+        .error_for_status()?
+        .text()
+        .await
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_body_cut_short_is_retried_to_success() {
+    let (addr, served) = cutting_server(2).await;
+    let body = whole_text(&reqwest::Client::new(), &format!("http://{addr}/"))
+        .await
+        .unwrap();
+    assert_eq!(body.len(), 100);
+    assert_eq!(served.load(Ordering::SeqCst), 3);
+}

@@ -7,7 +7,8 @@
 //! | `is_request()` with an I/O error, or a hyper incomplete or canceled message, in its chain | transient |
 //! | `status()` (from `error_for_status`) | the HTTP table |
 //! | `is_builder()` | validation |
-//! | `is_body()`, `is_decode()`, `is_redirect()` and the rest | logical |
+//! | `is_body()` or `is_decode()` with the connection closed before the whole body (hyper's incomplete message, or an I/O `UnexpectedEof`, in its chain) | transient (`body cut short`) |
+//! | `is_body()`, `is_decode()` of a body that arrived whole (bad JSON, say), `is_redirect()` and the rest | logical |
 //!
 //! An `Ok(Response)` with a status of 400 or more is a failure too, judged by
 //! the HTTP table with the server's pushback read
@@ -41,11 +42,36 @@ impl Classified for ReqwestError {
         if self.is_request() {
             return request_failure(self);
         }
+        if (self.is_body() || self.is_decode()) && cut_short(self) {
+            return Classification::transient().with_code("body cut short");
+        }
         if self.is_builder() {
             return Classification::validation().with_code("builder");
         }
         Classification::logical()
     }
+}
+
+/// Whether a body or decode error comes from the connection closing before
+/// the whole body arrived (hyper's incomplete message, or an I/O
+/// `UnexpectedEof` in the chain), rather than from a body that arrived
+/// whole and does not decode.
+fn cut_short(error: &ReqwestError) -> bool {
+    let mut next = error.source();
+    while let Some(cause) = next {
+        if let Some(io) = cause.downcast_ref::<std::io::Error>()
+            && io.kind() == std::io::ErrorKind::UnexpectedEof
+        {
+            return true;
+        }
+        if let Some(hyper) = cause.downcast_ref::<::hyper::Error>()
+            && (hyper.is_incomplete_message() || hyper.is_closed())
+        {
+            return true;
+        }
+        next = cause.source();
+    }
+    false
 }
 
 /// A request that failed on the wire: transient when the connection broke.

@@ -114,7 +114,8 @@ impl<T, E> Fallible for Result<T, E> {}
 #[diagnostic::on_unimplemented(
     message = "`attempt_timeout` needs to return a timeout as `{Self}`",
     label = "no error of this type can stand for a timed-out attempt",
-    note = "implement `From<reattempt::AttemptTimeout>` for the error type (`std::io::Error` has it)"
+    note = "for an error type of your own crate, implement `From<reattempt::AttemptTimeout>` for it (`std::io::Error` has it)",
+    note = "an error type of another crate (`reqwest::Error`, `sqlx::Error`, `redis::RedisError`) cannot be given that impl: drop `attempt_timeout` and bound the attempt with the client's own timeout (reqwest's `RequestBuilder::timeout`, PostgreSQL's `statement_timeout`, redis's response timeout)"
 )]
 pub trait FromTimeout: Outcome {
     /// The outcome of an attempt that timed out.

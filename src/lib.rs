@@ -48,7 +48,7 @@ pub use reattempt_macros::retry;
 // What users write and read. The attempt state machine, its futures and
 // its clocks are named only by the expansion, under `__private`.
 pub use reattempt_core::{
-    Alert, Attempt, AttemptTimeout, ByType, CallId, Class, Classification, Classified,
+    Alert, Applied, Attempt, AttemptTimeout, ByType, CallId, Class, Classification, Classified,
     ClassifiedValue, Classify, Code, ConcurrencyLimit, DEFAULT_ALERT_AFTER, DEFAULT_MAX_ATTEMPTS,
     DEFAULT_MAX_RETRY_AFTER, Fallible, FromTimeout, GiveUp, IntoClassification, NoError, Outcome,
     Policy, RetryBudget, attempt, backoff, classify_chain, dead_letter, dynamic, grpc, hooks, http,

@@ -589,3 +589,39 @@ fn distinct_invalid_policies_of_one_kind_warn_once_and_keep_nothing_per_value() 
         .count();
     assert_eq!(warnings, 1, "one WARN for the kind, not one per value");
 }
+
+// ---- operations that must not happen twice ----
+
+static TRANSFERS: Memory = Memory::new();
+
+#[retry(max = 5, backoff = none, sleep = no_wait, idempotent = false, dead_letter = TRANSFERS, fields(amount))]
+fn transfer(amount: u64, outcomes: &Mutex<Vec<ErrorKind>>) -> io::Result<u64> {
+    match outcomes.lock().unwrap().pop() {
+        Some(kind) => Err(kind.into()),
+        None => Ok(amount),
+    }
+}
+
+#[test]
+fn must_not_run_twice_retries_a_refusal_and_stops_at_a_reset() {
+    // Popped from the end: refused, refused, then reset.
+    let outcomes = Mutex::new(vec![
+        ErrorKind::ConnectionReset,
+        ErrorKind::ConnectionRefused,
+        ErrorKind::ConnectionRefused,
+    ]);
+    let error = transfer(10, &outcomes).unwrap_err();
+    assert_eq!(
+        error.kind(),
+        ErrorKind::ConnectionReset,
+        "the caller's own error"
+    );
+    let records = TRANSFERS.take();
+    assert_eq!(records.len(), 1);
+    assert_eq!(
+        (records[0].reason, records[0].attempts),
+        (GiveUp::MaybeApplied, 3)
+    );
+    let stats = reattempt::stats::get("operations::transfer").unwrap();
+    assert_eq!(stats.give_ups.maybe_applied, 1);
+}

@@ -18,7 +18,7 @@ use std::time::{Instant, SystemTime};
 use tracing::Span;
 
 use crate::backoff::Backoff;
-use crate::class::{Class, Classification};
+use crate::class::{Applied, Class, Classification};
 use crate::clock::Clock;
 use crate::current::{self, CallIdCell, Frame, HasFrame, Limited, Scoped};
 use crate::dead_letter::{self, AttemptRecord, DelayFrom, Record};
@@ -627,6 +627,9 @@ impl<'p, B: Backoff, C: Clock, S: Slot> Call<'p, B, C, S> {
             Class::Validation => return Err(GiveUp::Validation),
             Class::Transient | Class::RateLimited => {}
         }
+        if !self.policy.idempotent && class.applied() != Applied::No {
+            return Err(GiveUp::MaybeApplied);
+        }
         if let Some(max) = self.policy.max_attempts
             && self.attempt >= max.get()
         {
@@ -839,6 +842,35 @@ mod tests {
         );
         assert_eq!(decision, Decision::Return);
         assert_eq!(call.attempt(), 1);
+    }
+
+    #[test]
+    fn an_operation_that_must_not_run_twice_retries_only_what_did_not_take_effect() {
+        let policy = Policy::new(Fixed::new(S(1))).idempotent(false);
+        let mut call = Call::new(&policy, &SITE, SystemClock);
+        let refused = Classification::transient().not_applied();
+        assert_eq!(fail(&mut call, refused), Decision::Retry(S(1)));
+        assert_eq!(
+            fail(&mut call, Classification::transient()),
+            Decision::GiveUp(GiveUp::MaybeApplied)
+        );
+
+        let mut call = Call::new(&policy, &SITE, SystemClock);
+        let served: Classification = crate::http::status(503);
+        assert_eq!(fail(&mut call, served), Decision::Retry(S(1)));
+        let gateway: Classification = crate::http::status(502);
+        assert_eq!(
+            fail(&mut call, gateway),
+            Decision::GiveUp(GiveUp::MaybeApplied)
+        );
+
+        // The default retries both.
+        let policy = Policy::new(Fixed::new(S(1)));
+        let mut call = Call::new(&policy, &SITE, SystemClock);
+        assert_eq!(
+            fail(&mut call, crate::http::status(502)),
+            Decision::Retry(S(1))
+        );
     }
 
     #[test]

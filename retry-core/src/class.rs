@@ -182,16 +182,78 @@ pub struct Classification {
     class: Class,
     code: Option<Code>,
     retry_after: Option<Duration>,
+    applied: Applied,
+}
+
+/// Whether a failed attempt may have taken effect: what decides whether an
+/// operation that must not happen twice (`idempotent = false`) may be
+/// retried.
+///
+/// ```
+/// use reattempt::{Applied, http, postgres};
+///
+/// // A 503 refuses the request; a 502 may come after the upstream did it.
+/// assert_eq!(http::status(503).applied(), Applied::No);
+/// assert_eq!(http::status(502).applied(), Applied::Maybe);
+/// // A serialization failure rolled the transaction back.
+/// assert_eq!(postgres::sqlstate("40001").applied(), Applied::No);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Applied {
+    /// The operation did not happen: refused before it ran, or rolled back.
+    /// Any retry is safe.
+    No,
+    /// The operation may have happened before the error was reported (a
+    /// connection lost after the request was sent, a timeout, a 502):
+    /// retrying it may do it twice.
+    Maybe,
+}
+
+impl Applied {
+    /// The value as it appears in logs and records.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Applied::No => "not_applied",
+            Applied::Maybe => "maybe_applied",
+        }
+    }
 }
 
 impl Classification {
-    /// A classification with no code and no server delay.
+    /// A classification with no code and no server delay. An error worth
+    /// retrying may have taken effect ([`Applied::Maybe`]) unless it is
+    /// marked [`not_applied`](Self::not_applied); a logical or validation
+    /// error was a refusal ([`Applied::No`]).
     pub const fn new(class: Class) -> Classification {
         Classification {
             class,
             code: None,
             retry_after: None,
+            applied: match class {
+                Class::Transient | Class::RateLimited => Applied::Maybe,
+                Class::Logical | Class::Validation => Applied::No,
+            },
         }
+    }
+
+    /// The same classification, for an error that shows the operation did
+    /// not happen (so even `idempotent = false` may retry it).
+    pub const fn not_applied(mut self) -> Classification {
+        self.applied = Applied::No;
+        self
+    }
+
+    /// The same classification, for an error after which the operation
+    /// may have happened.
+    pub const fn maybe_applied(mut self) -> Classification {
+        self.applied = Applied::Maybe;
+        self
+    }
+
+    /// Whether the failed attempt may have taken effect.
+    pub const fn applied(&self) -> Applied {
+        self.applied
     }
 
     /// [`Class::Transient`].

@@ -86,6 +86,21 @@ impl CallId {
     pub const fn as_u128(&self) -> u128 {
         self.0
     }
+
+    /// The id as the value of an `Idempotency-Key` header, in the form the
+    /// IETF draft "The Idempotency-Key HTTP Header Field" gives: a UUID as
+    /// a structured-field string, in double quotes. The same on every
+    /// attempt of the call, so that the server can tell a retry from a new
+    /// request.
+    ///
+    /// ```
+    /// let key = reattempt::CallId::random().idempotency_key();
+    /// assert_eq!(key.len(), 38);
+    /// assert!(key.starts_with('"') && key.ends_with('"'));
+    /// ```
+    pub fn idempotency_key(&self) -> String {
+        format!("\"{self}\"")
+    }
 }
 
 impl fmt::Display for CallId {
@@ -170,6 +185,7 @@ thread_local! {
 
 /// Keeps `class` for the decision after the attempt running on this thread;
 /// outside a retried call, nothing.
+#[cfg(feature = "reqwest")]
 pub(crate) fn keep_pushback(class: Classification) {
     if let Some(frame) = current() {
         PUSHBACK.set(Some((frame.call_id.tag(), frame.number, class)));

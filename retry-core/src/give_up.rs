@@ -21,6 +21,9 @@ pub enum GiveUp {
     Budget,
     /// Inside another retried call, under `nested = single`.
     Nested,
+    /// The attempt may have taken effect, and the operation must not
+    /// happen twice (`idempotent = false`): a person should check.
+    MaybeApplied,
 }
 
 impl GiveUp {
@@ -34,11 +37,12 @@ impl GiveUp {
             GiveUp::RetryAfterTooLong => "retry_after_too_long",
             GiveUp::Budget => "budget",
             GiveUp::Nested => "nested",
+            GiveUp::MaybeApplied => "maybe_applied",
         }
     }
 
     /// Every reason.
-    pub const ALL: [GiveUp; 7] = [
+    pub const ALL: [GiveUp; 8] = [
         GiveUp::Exhausted,
         GiveUp::Deadline,
         GiveUp::Permanent,
@@ -46,6 +50,7 @@ impl GiveUp {
         GiveUp::RetryAfterTooLong,
         GiveUp::Budget,
         GiveUp::Nested,
+        GiveUp::MaybeApplied,
     ];
 
     /// The reason's place in [`GiveUp::ALL`].

@@ -43,7 +43,7 @@ mod wait;
 /// `reqwest::Error` and `reqwest::Response`.
 #[cfg(feature = "reqwest")]
 pub mod reqwest {
-    pub use crate::classify::clients::reqwest::ErrorForStatus;
+    pub use crate::classify::clients::reqwest::{ErrorForStatus, IdempotencyKey};
 }
 
 #[doc(hidden)]
@@ -52,7 +52,7 @@ pub mod __private;
 
 pub use attempt::{Boxed, Call, Decision, FailureState, FieldVisitor, Inline, Slot};
 pub use budget::RetryBudget;
-pub use class::{Class, Classification, Code};
+pub use class::{Applied, Class, Classification, Code};
 pub use classify::{
     ByType, Classified, ClassifiedValue, Classify, IntoClassification, classify_chain,
 };

@@ -13,7 +13,7 @@
 //! | `code` | the error's code, when the classifier knew it |
 //! | `error` | the error, by `Display` when it has one, else `Debug` |
 //! | `delay_ms` | the wait before the next attempt (WARN only) |
-//! | `reason` | why the call gave up (ERROR only): `exhausted`, `deadline`, `permanent`, `validation`, `retry_after_too_long` |
+//! | `reason` | why the call gave up (ERROR only): `exhausted`, `deadline`, `permanent`, `validation`, `retry_after_too_long`, `budget`, `nested`, `maybe_applied` |
 //! | `elapsed_ms` | time since the call started (since the first failure when the policy has no deadline, since the clock is not read on the success path) |
 //!
 //! Levels: WARN for a failed attempt that will be retried, ERROR when the

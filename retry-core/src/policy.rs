@@ -49,6 +49,7 @@ pub struct Policy<B = Exponential> {
     pub(crate) alert_after: Option<NonZeroU32>,
     pub(crate) on_alert: Option<fn(&Alert)>,
     pub(crate) nested: Nested,
+    pub(crate) idempotent: bool,
 }
 
 /// What a retried call does when it runs inside another retried call.
@@ -80,6 +81,7 @@ impl<B: core::fmt::Debug> core::fmt::Debug for Policy<B> {
             .field("dead_letter", &self.dead_letter.is_some())
             .field("alert_after", &self.alert_after)
             .field("nested", &self.nested)
+            .field("idempotent", &self.idempotent)
             .finish()
     }
 }
@@ -103,6 +105,7 @@ impl<B> Policy<B> {
             alert_after: None,
             on_alert: None,
             nested: Nested::Allow,
+            idempotent: true,
         }
     }
 
@@ -194,6 +197,15 @@ impl<B> Policy<B> {
         if self.alert_after.is_none() {
             self.alert_after = NonZeroU32::new(DEFAULT_ALERT_AFTER);
         }
+        self
+    }
+
+    /// Whether the operation may safely happen twice. When it may not
+    /// (`false`), only failures that show it did not take effect
+    /// ([`Applied::No`](crate::Applied::No)) are retried, and one that may
+    /// have ends the call with [`GiveUp::MaybeApplied`](crate::GiveUp).
+    pub const fn idempotent(mut self, idempotent: bool) -> Policy<B> {
+        self.idempotent = idempotent;
         self
     }
 

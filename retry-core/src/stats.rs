@@ -78,6 +78,8 @@ pub struct GiveUps {
     /// An inner call gave up after one attempt inside an outer retry
     /// (`nested = single`).
     pub nested: u64,
+    /// An attempt that may have taken effect, under `idempotent = false`.
+    pub maybe_applied: u64,
 }
 
 impl GiveUps {
@@ -90,6 +92,7 @@ impl GiveUps {
             + self.retry_after_too_long
             + self.budget
             + self.nested
+            + self.maybe_applied
     }
 }
 
@@ -119,6 +122,7 @@ pub fn get(function: &str) -> Option<Stats> {
         sum.give_ups.retry_after_too_long += more.give_ups.retry_after_too_long;
         sum.give_ups.budget += more.give_ups.budget;
         sum.give_ups.nested += more.give_ups.nested;
+        sum.give_ups.maybe_applied += more.give_ups.maybe_applied;
         sum.attempts += more.attempts;
         sum.time += more.time;
         sum.alerts += more.alerts;
@@ -159,6 +163,7 @@ pub fn publish_metrics() {
             ("retry_after_too_long", g.retry_after_too_long),
             ("budget", g.budget),
             ("nested", g.nested),
+            ("maybe_applied", g.maybe_applied),
         ] {
             metrics::counter!("retry_give_ups_total", "function" => function, "reason" => reason)
                 .absolute(count);
@@ -271,6 +276,7 @@ impl Site {
             retry_after_too_long: count(&self.gave_up[GiveUp::RetryAfterTooLong.index()]),
             budget: count(&self.gave_up[GiveUp::Budget.index()]),
             nested: count(&self.gave_up[GiveUp::Nested.index()]),
+            maybe_applied: count(&self.gave_up[GiveUp::MaybeApplied.index()]),
         };
         let first_try = count(&self.first_try);
         let after_retries = count(&self.after_retries);

@@ -110,6 +110,9 @@ pub struct Args {
     /// With its key, since it cannot go with a custom backoff.
     pub policy: Option<(Ident, Expr)>,
     pub nested_single: Option<bool>,
+    /// `idempotent = false`: only failures that did not take effect are
+    /// retried. `true` and `key` retry as usual.
+    pub not_idempotent: Option<bool>,
 }
 
 impl Parse for Args {
@@ -294,6 +297,21 @@ impl Parse for Args {
                         "single" => Ok(true),
                         _ => Err(syn::Error::new(value.span(), usage)),
                     }
+                })?,
+                "idempotent" => put(&mut args.not_idempotent, key, input, |input| {
+                    eq(input, "idempotent")?;
+                    let usage = "`idempotent` is `true` (the default: the operation may happen twice), `false` (it must not: only failures that did not take effect are retried) or `key` (it sends the call's idempotency key, so the server deduplicates it)";
+                    if input.peek(Ident) {
+                        let value: Ident = input.parse()?;
+                        return match value.to_string().as_str() {
+                            "key" => Ok(false),
+                            _ => Err(syn::Error::new(value.span(), usage)),
+                        };
+                    }
+                    let value: syn::LitBool = input
+                        .parse()
+                        .map_err(|e| syn::Error::new(e.span(), usage))?;
+                    Ok(!value.value)
                 })?,
                 "clone" => put(&mut args.clone, key, input, |input| {
                     parse_names(

@@ -408,6 +408,9 @@ fn prelude(args: &Args, fn_name: &Ident, private: &TokenStream, is_async: bool) 
     if args.nested_single == Some(true) {
         policy.extend(code!(.nested(#private::Nested::Single)));
     }
+    if args.not_idempotent == Some(true) {
+        policy.extend(code!(.idempotent(false)));
+    }
     let policy = match backoff_type {
         Some(ty) if is_const => code! {
             static __RETRY_POLICY: #private::Policy<#ty> = #policy;

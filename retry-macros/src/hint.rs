@@ -24,6 +24,7 @@ pub const KEYS: &[&str] = &[
     "on_alert",
     "policy",
     "nested",
+    "idempotent",
     "clone",
     "name",
     "sleep",

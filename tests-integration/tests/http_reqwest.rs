@@ -468,3 +468,112 @@ async fn a_body_cut_short_is_retried_to_success() {
     assert_eq!(body.len(), 100);
     assert_eq!(served.load(Ordering::SeqCst), 3);
 }
+
+/// What the POST server did: requests seen, and side effects performed.
+#[derive(Default)]
+struct Ledger {
+    requests: u32,
+    effects: u32,
+    keys: std::collections::HashSet<String>,
+}
+
+/// A server on a raw socket that performs each POST, then drops the
+/// connection before answering, as a server that crashes after its commit
+/// would. A request whose `Idempotency-Key` it has seen is not performed
+/// again, and is answered 200.
+async fn forgetful_server() -> (SocketAddr, Arc<Mutex<Ledger>>) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let ledger = Arc::new(Mutex::new(Ledger::default()));
+    let book = Arc::clone(&ledger);
+    tokio::spawn(async move {
+        // Bounded: the tests make at most a handful of requests.
+        for _ in 0..10 {
+            let Ok((mut stream, _)) = listener.accept().await else {
+                return;
+            };
+            let mut request = Vec::new();
+            let mut chunk = [0; 1024];
+            while !request.windows(4).any(|w| w == b"\r\n\r\n") {
+                match stream.read(&mut chunk).await {
+                    Ok(0) | Err(_) => break,
+                    Ok(n) => request.extend_from_slice(&chunk[..n]),
+                }
+            }
+            let head = String::from_utf8_lossy(&request).to_ascii_lowercase();
+            let key = head
+                .lines()
+                .find_map(|line| line.strip_prefix("idempotency-key:"))
+                .map(|value| value.trim().to_owned());
+            let repeat = {
+                let mut ledger = book.lock().unwrap();
+                ledger.requests += 1;
+                match &key {
+                    Some(key) if ledger.keys.contains(key) => true,
+                    _ => {
+                        ledger.effects += 1;
+                        if let Some(key) = key {
+                            ledger.keys.insert(key);
+                        }
+                        false
+                    }
+                }
+            };
+            if repeat {
+                let _ = stream
+                    .write_all(
+                        b"HTTP/1.1 200 OK\r\nContent-Length: 4\r\nConnection: close\r\n\r\ndone",
+                    )
+                    .await;
+            }
+            // Otherwise: performed, and the connection dropped unanswered.
+            drop(stream);
+        }
+    });
+    (addr, ledger)
+}
+
+#[retry(max = 4, backoff = fixed(10ms), idempotent = false)]
+async fn charge(client: &reqwest::Client, url: &str) -> reqwest::Result<Response> {
+    client.post(url).body("amount=10").send().await
+}
+
+#[retry(max = 4, backoff = fixed(10ms), idempotent = key)]
+async fn charge_with_key(client: &reqwest::Client, url: &str) -> reqwest::Result<Response> {
+    use reattempt::reqwest::IdempotencyKey as _;
+    client
+        .post(url)
+        .idempotency_key()
+        .body("amount=10")
+        .send()
+        .await
+}
+
+#[tokio::test]
+async fn a_post_that_must_not_run_twice_is_not_resent_after_a_dropped_connection() {
+    let (addr, ledger) = forgetful_server().await;
+    let error = charge(&reqwest::Client::new(), &format!("http://{addr}/charge"))
+        .await
+        .unwrap_err();
+    assert!(error.is_request(), "the caller's own error: {error:?}");
+    let ledger = ledger.lock().unwrap();
+    assert_eq!((ledger.requests, ledger.effects), (1, 1));
+}
+
+#[tokio::test]
+async fn a_post_with_the_calls_idempotency_key_is_retried_and_applied_once() {
+    let (addr, ledger) = forgetful_server().await;
+    let response = charge_with_key(&reqwest::Client::new(), &format!("http://{addr}/charge"))
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 200);
+    assert_eq!(response.text().await.unwrap(), "done");
+    let ledger = ledger.lock().unwrap();
+    assert_eq!(
+        (ledger.requests, ledger.effects),
+        (2, 1),
+        "the second attempt sent the same key"
+    );
+}

@@ -110,8 +110,9 @@ async fn a_duplicate_key_fails_after_exactly_one_attempt() {
     db.drop_schema().await;
 }
 
-#[retry(max = 3, backoff = fixed(50ms))]
-async fn long_query(
+/// A query whose first attempt tells `killer` its backend and sleeps, to be
+/// terminated by `pg_terminate_backend` meanwhile.
+async fn long_query_body(
     pool: &PgPool,
     attempts: &AtomicU32,
     killer: &Mutex<Option<oneshot::Sender<i32>>>,
@@ -132,11 +133,31 @@ async fn long_query(
     sqlx::query_scalar("SELECT 42").fetch_one(&mut *conn).await
 }
 
-#[tokio::test]
-async fn a_session_killed_mid_call_is_retried_on_a_fresh_connection() {
-    let Some(db) = Db::connect().await else {
-        return;
-    };
+#[retry(max = 3, backoff = fixed(50ms))]
+async fn long_query(
+    pool: &PgPool,
+    attempts: &AtomicU32,
+    killer: &Mutex<Option<oneshot::Sender<i32>>>,
+) -> Result<i32, sqlx::Error> {
+    long_query_body(pool, attempts, killer).await
+}
+
+/// The same, for an operation that must not happen twice.
+#[retry(max = 3, backoff = fixed(50ms), idempotent = false)]
+async fn long_query_once(
+    pool: &PgPool,
+    attempts: &AtomicU32,
+    killer: &Mutex<Option<oneshot::Sender<i32>>>,
+) -> Result<i32, sqlx::Error> {
+    long_query_body(pool, attempts, killer).await
+}
+
+/// Runs `long_query` (or `long_query_once`) with its first attempt's
+/// session terminated mid-statement; the result and the attempts made.
+async fn with_the_first_session_killed(
+    db: &Db,
+    idempotent: bool,
+) -> (Result<i32, sqlx::Error>, u32) {
     let (tell, pid) = oneshot::channel();
     let killer = {
         let pool = db.pool.clone();
@@ -153,12 +174,35 @@ async fn a_session_killed_mid_call_is_retried_on_a_fresh_connection() {
         })
     };
     let attempts = AtomicU32::new(0);
-    let answer = long_query(&db.pool, &attempts, &Mutex::new(Some(tell)))
-        .await
-        .unwrap();
+    let killer_slot = Mutex::new(Some(tell));
+    let result = if idempotent {
+        long_query(&db.pool, &attempts, &killer_slot).await
+    } else {
+        long_query_once(&db.pool, &attempts, &killer_slot).await
+    };
     killer.await.unwrap();
-    assert_eq!(answer, 42);
-    assert_eq!(attempts.load(Ordering::SeqCst), 2);
+    (result, attempts.into_inner())
+}
+
+#[tokio::test]
+async fn a_session_killed_mid_call_is_retried_on_a_fresh_connection() {
+    let Some(db) = Db::connect().await else {
+        return;
+    };
+    let (result, attempts) = with_the_first_session_killed(&db, true).await;
+    assert_eq!(result.unwrap(), 42);
+    assert_eq!(attempts, 2);
+    db.drop_schema().await;
+}
+
+#[tokio::test]
+async fn a_session_killed_mid_statement_is_not_retried_when_it_must_not_run_twice() {
+    let Some(db) = Db::connect().await else {
+        return;
+    };
+    let (result, attempts) = with_the_first_session_killed(&db, false).await;
+    let error = result.unwrap_err();
+    assert_eq!(attempts, 1, "it may have taken effect: {error}");
     db.drop_schema().await;
 }
 
@@ -169,6 +213,28 @@ async fn book(
     barrier: &Barrier,
     attempts: &AtomicU32,
     codes: &Codes,
+) -> Result<(), sqlx::Error> {
+    book_body(db, id, barrier, attempts).await
+}
+
+/// The same booking, as an operation that must not happen twice: a
+/// serialization failure rolled it back, so it is still retried.
+#[retry(max = 5, backoff = fixed(20ms), jitter = full, idempotent = false, after = |ctx| seen(codes, ctx))]
+async fn book_once(
+    db: &Db,
+    id: i32,
+    barrier: &Barrier,
+    attempts: &AtomicU32,
+    codes: &Codes,
+) -> Result<(), sqlx::Error> {
+    book_body(db, id, barrier, attempts).await
+}
+
+async fn book_body(
+    db: &Db,
+    id: i32,
+    barrier: &Barrier,
+    attempts: &AtomicU32,
 ) -> Result<(), sqlx::Error> {
     let attempt = attempts.fetch_add(1, Ordering::SeqCst) + 1;
     let mut tx = db.pool.begin().await?;
@@ -196,6 +262,17 @@ async fn book(
 
 #[tokio::test]
 async fn a_serialization_failure_between_two_serializable_transactions_is_retried() {
+    booking_race(true).await;
+}
+
+#[tokio::test]
+async fn a_serialization_failure_is_retried_even_when_the_booking_must_not_run_twice() {
+    booking_race(false).await;
+}
+
+/// Two serializable transactions that read, then write (write skew): one
+/// gets 40001 and is retried, and both commit.
+async fn booking_race(idempotent: bool) {
     let Some(db) = Db::connect().await else {
         return;
     };
@@ -210,9 +287,12 @@ async fn a_serialization_failure_between_two_serializable_transactions_is_retrie
         let (db, barrier, codes) = (Arc::clone(&db), Arc::clone(&barrier), Arc::clone(&codes));
         tokio::spawn(async move {
             let attempts = AtomicU32::new(0);
-            book(&db, id, &barrier, &attempts, &codes)
-                .await
-                .map(|()| attempts.into_inner())
+            let booked = if idempotent {
+                book(&db, id, &barrier, &attempts, &codes).await
+            } else {
+                book_once(&db, id, &barrier, &attempts, &codes).await
+            };
+            booked.map(|()| attempts.into_inner())
         })
     };
     let (first, second) = (run(1), run(2));

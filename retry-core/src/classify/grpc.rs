@@ -8,6 +8,12 @@
 //! | validation | 3 INVALID_ARGUMENT, 11 OUT_OF_RANGE |
 //! | logical | 1 CANCELLED, 2 UNKNOWN, 5 NOT_FOUND, 6 ALREADY_EXISTS, 7 PERMISSION_DENIED, 9 FAILED_PRECONDITION, 12 UNIMPLEMENTED, 13 INTERNAL, 15 DATA_LOSS, 16 UNAUTHENTICATED, 0 OK and any unknown code |
 //!
+//! Applied (see [`Applied`](crate::Applied)): **no** for
+//! RESOURCE_EXHAUSTED and ABORTED (refused, or rolled back by a conflict)
+//! and for a status with pushback; **maybe** for UNAVAILABLE and
+//! DEADLINE_EXCEEDED, which the gRPC status-code guide says are "not
+//! always safe to retry" for non-idempotent operations.
+//!
 //! The code carried is the status's name (`"UNAVAILABLE"`). A pushback that
 //! is negative or does not parse means "do not retry" (gRFC A6): the status
 //! becomes logical whatever its code.
@@ -52,7 +58,14 @@ pub fn status(code: i32) -> Classification {
         3 | 11 => Class::Validation,
         _ => Class::Logical,
     };
-    let classification = Classification::new(class);
+    let classification = match code {
+        // Refused for lack of quota, or aborted (a concurrency conflict
+        // that rolled the operation back): it did not take effect.
+        8 | 10 => Classification::new(class).not_applied(),
+        // UNAVAILABLE and DEADLINE_EXCEEDED may come after the server acted
+        // ("not always safe to retry non-idempotent operations").
+        _ => Classification::new(class),
+    };
     match usize::try_from(code).ok().and_then(|i| NAMES.get(i)) {
         Some(name) => classification.with_code(*name),
         None => classification.with_code(u32::try_from(code).unwrap_or(u32::MAX)),
@@ -80,9 +93,11 @@ pub fn status_with_pushback(code: i32, pushback_ms: Option<&str>) -> Classificat
     };
     let name = plain.code().unwrap_or_default();
     match parse_pushback(value) {
+        // A server pushing back refused the call.
         Some(delay) if plain.class().is_retryable() => Classification::rate_limited()
             .with_code(name)
-            .with_retry_after(delay),
+            .with_retry_after(delay)
+            .not_applied(),
         Some(_) => plain,
         None => Classification::logical().with_code(name),
     }
@@ -99,6 +114,15 @@ fn parse_pushback(value: &str) -> Option<Duration> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn applied_rows() {
+        use crate::Applied::{Maybe, No};
+        for (code, applied) in [(8, No), (10, No), (14, Maybe), (4, Maybe), (3, No), (5, No)] {
+            assert_eq!(status(code).applied(), applied, "{code}");
+        }
+        assert_eq!(status_with_pushback(14, Some("100")).applied(), No);
+    }
 
     #[test]
     fn every_row() {

@@ -1,14 +1,22 @@
 //! HTTP status codes and the `Retry-After` header.
 //!
-//! | status | class |
-//! |---|---|
-//! | 408 Request Timeout, 421 Misdirected Request, 425 Too Early | transient |
-//! | 429 Too Many Requests | rate-limited (with the `Retry-After` delay when given) |
-//! | 503 Service Unavailable | rate-limited with a valid `Retry-After`, else transient |
-//! | 413 Content Too Large | rate-limited with a valid `Retry-After`, else validation |
-//! | 500, 502, 504, 507 and every other 5xx but 501, 508, 511 | transient |
-//! | 400 Bad Request, 422 Unprocessable Content, 431 Request Header Fields Too Large | validation |
-//! | 501, 508, 511, every other 4xx (401, 403, 404, 405, 409, 410, 412, ...) and anything below 400 | logical |
+//! | status | class | applied |
+//! |---|---|---|
+//! | 408 Request Timeout, 421 Misdirected Request, 425 Too Early | transient | no |
+//! | 429 Too Many Requests | rate-limited (with the `Retry-After` delay when given) | no |
+//! | 503 Service Unavailable | rate-limited with a valid `Retry-After`, else transient | no |
+//! | 413 Content Too Large | rate-limited with a valid `Retry-After`, else validation | no |
+//! | 500, 502, 504, 507 and every other 5xx but 501, 508, 511 | transient | **maybe** |
+//! | 400 Bad Request, 422 Unprocessable Content, 431 Request Header Fields Too Large | validation | no |
+//! | 501, 508, 511, every other 4xx (401, 403, 404, 405, 409, 410, 412, ...) and anything below 400 | logical | no |
+//!
+//! "Applied" says whether the request may have taken effect before the
+//! error (see [`Applied`](crate::Applied)): a 408, 421, 425, 429 or 503
+//! is a refusal (RFC 9110 §15.5.9, §15.5.20; RFC 8470 §5.2; RFC 6585 §4;
+//! RFC 9110 §15.6.4), while a 500, 502 or 504 may come after the server or
+//! its upstream processed it, in part or whole (RFC 9110 §15.6.1, §15.6.3,
+//! §15.6.5). A server that sends `x-should-retry: true` vouches that the
+//! request did not take effect.
 //!
 //! Facts from RFC 9110 §15, RFC 6585 and RFC 8470. A 500 may come from a
 //! deterministic server bug, so keep `max` small for non-idempotent calls.
@@ -35,7 +43,16 @@ use crate::class::{Class, Classification, Code};
 /// assert_eq!(http::status(503).code(), Some("503"));
 /// ```
 pub fn status(code: u16) -> Classification {
-    Classification::new(status_class(code)).with_code(Code::number(u64::from(code)))
+    let class = Classification::new(status_class(code)).with_code(Code::number(u64::from(code)));
+    match code {
+        // The server refused the request without acting on it: it timed out
+        // waiting for it (408), is not the right server (421), will not
+        // risk a replay (425), or says it cannot take it now (429, 503).
+        408 | 421 | 425 | 429 | 503 => class.not_applied(),
+        // 500, 502, 504 and the other 5xx: the request may have been
+        // processed, upstream or in part, before the failure.
+        _ => class,
+    }
 }
 
 fn status_class(code: u16) -> Class {
@@ -129,10 +146,16 @@ pub fn pushback<'h>(
         });
     let plain = match told {
         Some(false) => return Classification::logical().with_code(code_text),
-        Some(true) if !plain.class().is_retryable() => {
-            Classification::transient().with_code(code_text)
+        // A server that says to retry says the request did not take effect.
+        Some(true) => {
+            let retried = if plain.class().is_retryable() {
+                plain
+            } else {
+                Classification::transient().with_code(code_text)
+            };
+            retried.not_applied()
         }
-        _ => plain,
+        None => plain,
     };
     if !matches!(code, 413 | 429 | 503) && told != Some(true) {
         return plain;
@@ -142,9 +165,13 @@ pub fn pushback<'h>(
         .or_else(|| header("ratelimit-reset").and_then(|v| parse_rate_limit_reset(v, now).ok()))
         .or_else(|| header("x-ratelimit-reset").and_then(|v| parse_rate_limit_reset(v, now).ok()));
     match delay {
-        Some(delay) => Classification::rate_limited()
-            .with_code(code_text)
-            .with_retry_after(delay),
+        Some(delay) => {
+            let limited = Classification::rate_limited()
+                .with_code(code_text)
+                .with_retry_after(delay);
+            // A server asking for time refused this request.
+            limited.not_applied()
+        }
         None => plain,
     }
 }

@@ -6,6 +6,18 @@
 //! | validation | `InvalidInput`, `InvalidData`, `InvalidFilename`, `FileTooLarge`, `ArgumentListTooLong` |
 //! | logical | everything else: `NotFound`, `PermissionDenied`, `AlreadyExists`, `AddrInUse`, `Unsupported`, `StorageFull`, `QuotaExceeded`, ... |
 //!
+//! Applied (whether the operation may have taken effect, see
+//! [`Applied`](crate::Applied)): **no** for `ConnectionRefused`,
+//! `NotConnected`, `HostUnreachable`, `NetworkUnreachable`, `NetworkDown`,
+//! `AddrNotAvailable` (no connection was made, so nothing was sent; Linux
+//! `connect(2)`), `ResourceBusy`, `ExecutableFileBusy` and `Deadlock` (the
+//! call was refused), descriptor exhaustion and a temporary DNS failure
+//! (before any connection), and every logical or validation kind; **maybe**
+//! for `ConnectionReset`, `ConnectionAborted`, `BrokenPipe`, `TimedOut`,
+//! `UnexpectedEof`, `WriteZero`, `WouldBlock`, `Interrupted`,
+//! `StaleNetworkFileHandle` and `OutOfMemory`, which can come after the
+//! request was sent and acted on.
+//!
 //! `ErrorKind::Other` (user-built errors) is classified by the error it
 //! wraps when that type is known (another `io::Error`), and is logical
 //! otherwise. The code is the OS error number when there is one, else the
@@ -34,14 +46,47 @@ impl Classified for Error {
             Some(errno) => Code::number(u64::from(errno.unsigned_abs())),
             None => Code::new(kind_name(self.kind())),
         };
-        Classification::new(class).with_code(code)
+        let classification = Classification::new(class).with_code(code);
+        // Kinds of their own say nothing ran; an uncategorised transient
+        // error (no descriptor, a DNS lookup) came before anything was sent.
+        if kind_class(self.kind()).is_none() || nothing_sent(self.kind()) {
+            classification.not_applied()
+        } else {
+            classification
+        }
     }
 }
 
 impl Classified for ErrorKind {
     fn classification(&self) -> Classification {
-        Classification::new(kind_class(*self).unwrap_or(Class::Logical)).with_code(kind_name(*self))
+        let classification = Classification::new(kind_class(*self).unwrap_or(Class::Logical))
+            .with_code(kind_name(*self));
+        if nothing_sent(*self) {
+            classification.not_applied()
+        } else {
+            classification
+        }
     }
+}
+
+/// Transient kinds that show the operation never ran: no connection was
+/// made, or the resource refused it at once. The others (a reset, a
+/// timeout, an early end of stream, an interrupted call) can come after
+/// the request was sent and acted on.
+fn nothing_sent(kind: ErrorKind) -> bool {
+    use ErrorKind::*;
+    matches!(
+        kind,
+        ConnectionRefused
+            | NotConnected
+            | HostUnreachable
+            | NetworkUnreachable
+            | NetworkDown
+            | AddrNotAvailable
+            | ResourceBusy
+            | ExecutableFileBusy
+            | Deadlock
+    )
 }
 
 /// The class of a kind, or `None` for the kinds that only tell by the OS
@@ -139,6 +184,38 @@ fn kind_name(kind: ErrorKind) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn applied_rows() {
+        use crate::Applied::{Maybe, No};
+        use ErrorKind::*;
+        for (kind, applied) in [
+            (ConnectionRefused, No),
+            (NotConnected, No),
+            (HostUnreachable, No),
+            (NetworkUnreachable, No),
+            (AddrNotAvailable, No),
+            (Deadlock, No),
+            (ConnectionReset, Maybe),
+            (ConnectionAborted, Maybe),
+            (BrokenPipe, Maybe),
+            (TimedOut, Maybe),
+            (UnexpectedEof, Maybe),
+            (Interrupted, Maybe),
+            (NotFound, No),
+            (InvalidInput, No),
+        ] {
+            assert_eq!(
+                Error::from(kind).classification().applied(),
+                applied,
+                "{kind:?}"
+            );
+        }
+        assert_eq!(
+            Error::from_raw_os_error(EMFILE).classification().applied(),
+            No
+        );
+    }
 
     fn class_of(kind: ErrorKind) -> Class {
         Error::from(kind).classification().class()

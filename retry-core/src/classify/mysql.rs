@@ -7,6 +7,14 @@
 //! | validation | 1048 column cannot be null, 1364 no default value, 1406 data too long, 1366 incorrect value, 1264 out of range, 1292 truncated value, 3819 check violation |
 //! | logical | 1062 duplicate entry; 1146 no such table, 1064 syntax error, 1045 access denied; 1215, 1217, 1451, 1792; any other number |
 //!
+//! Applied (see [`Applied`](crate::Applied)): **no** after 1205, 1213,
+//! 3572 (rolled back: MySQL manual, "Deadlocks in InnoDB" and
+//! `innodb_rollback_on_timeout`), 1040, 1203, 1226, 2002, 2003 (no
+//! connection or refused at once), 1290, 1836 (read-only), 1452, 1216, 1053
+//! and 1077, and every logical or validation number; **maybe** after
+//! 2006, 2013, 2055 (connection lost during the query: "the server may
+//! have executed it"), 1927, 4031, 1158–1161 and 1317.
+//!
 //! As in the PostgreSQL table, a missing referenced row (1452, 1216) is
 //! transient: the parent is often still being committed by another
 //! transaction. A deadlock (1213) rolls back the whole transaction, so the
@@ -26,7 +34,21 @@ use crate::class::{Class, Classification, Code};
 /// assert_eq!(mysql::error_number(1205).code(), Some("1205"));
 /// ```
 pub fn error_number(number: u16) -> Classification {
-    Classification::new(number_class(number)).with_code(Code::number(u64::from(number)))
+    let class =
+        Classification::new(number_class(number)).with_code(Code::number(u64::from(number)));
+    match number {
+        // Rolled back or refused at once: deadlock (the whole transaction),
+        // lock wait timeout and NOWAIT (the statement), too many
+        // connections, no connection made (2002, 2003), read-only, a
+        // missing referenced row, a server shutting down before it took
+        // the statement.
+        1205 | 1213 | 3572 | 1040 | 1203 | 1226 | 2002 | 2003 | 1290 | 1836 | 1452 | 1216
+        | 1053 | 1077 => class.not_applied(),
+        // A connection lost or killed during the statement (2006, 2013,
+        // 2055, 1927, 4031, 1158-1161) or the query interrupted (1317):
+        // it may have run, and a COMMIT may have committed.
+        _ => class,
+    }
 }
 
 fn number_class(number: u16) -> Class {
@@ -60,6 +82,31 @@ fn number_class(number: u16) -> Class {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn applied_rows() {
+        use crate::Applied::{Maybe, No};
+        for (number, applied) in [
+            (1213, No),
+            (1205, No),
+            (3572, No),
+            (1040, No),
+            (2002, No),
+            (2003, No),
+            (1290, No),
+            (1452, No),
+            (2006, Maybe),
+            (2013, Maybe),
+            (2055, Maybe),
+            (1927, Maybe),
+            (4031, Maybe),
+            (1317, Maybe),
+            (1062, No),
+            (1048, No),
+        ] {
+            assert_eq!(error_number(number).applied(), applied, "{number}");
+        }
+    }
 
     #[test]
     fn every_row() {

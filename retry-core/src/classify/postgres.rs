@@ -6,6 +6,16 @@
 //! | validation | class 22 (data exception); 23502 not-null and 23514 check violations and the rest of class 23 below; 40002 |
 //! | logical | 23505 unique violation, 23P01 exclusion violation; class 42 (syntax, undefined objects, privileges); class 28 (authorization); 08007, 08P01, 40003, 57P04, 58P01, 58P02, 25P02; class XX (internal); any other code |
 //!
+//! Applied (see [`Applied`](crate::Applied)): **no** after 40000, 40001,
+//! 40P01 (the transaction was rolled back: PostgreSQL manual, "Transaction
+//! Isolation" §13.2 and "Serialization Failure Handling" §13.6), 08001,
+//! 08004, 57P03 (no connection was made), 55P03, 25006, 23503 and 53000,
+//! 53200, 53300, 53400 (refused at once), and every logical or validation
+//! code; **maybe** after the rest of class 08 (a connection lost during
+//! COMMIT leaves the outcome unknown), 57P01, 57P02, 57P05 (the session
+//! ended under the statement: `pg_terminate_backend`), 57014, 53100, 58000,
+//! 58030 and 25P03.
+//!
 //! A foreign-key violation (23503) is transient here, not a validation
 //! error: the parent row is often being written by another transaction
 //! that has not committed yet, and a short backoff lets it appear. When the
@@ -26,7 +36,33 @@ use crate::class::{Class, Classification};
 /// assert_eq!(postgres::sqlstate("40P01").code(), Some("40P01"));
 /// ```
 pub fn sqlstate(code: &str) -> Classification {
-    Classification::new(sqlstate_class(code)).with_code(code)
+    let class = Classification::new(sqlstate_class(code)).with_code(code);
+    if not_applied(code) {
+        class.not_applied()
+    } else {
+        class
+    }
+}
+
+/// Transient SQLSTATEs after which the statement or transaction is known
+/// not to have taken effect.
+fn not_applied(code: &str) -> bool {
+    match code {
+        // Rolled back: the whole transaction (serialization failure,
+        // deadlock, generic rollback), or refused before it ran.
+        "40000" | "40001" | "40P01" => true,
+        // Could not connect, or was refused a connection: nothing ran.
+        "08001" | "08004" | "57P03" => true,
+        // Refused at once: a lock not available (NOWAIT), a write in a
+        // read-only transaction, a missing parent row, no resources to
+        // start (too many connections, out of memory, a configured limit).
+        "55P03" | "25006" | "23503" | "53000" | "53200" | "53300" | "53400" => true,
+        // The rest of class 08 (a connection lost, perhaps during COMMIT),
+        // 57P01/57P02/57P05 (the session ended under the statement), 57014
+        // (cancelled: perhaps after COMMIT was sent), 53100 (disk full while
+        // writing), 58000, 58030 and 25P03 may come after it took effect.
+        _ => false,
+    }
 }
 
 fn sqlstate_class(code: &str) -> Class {
@@ -53,6 +89,36 @@ fn sqlstate_class(code: &str) -> Class {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn applied_rows() {
+        use crate::Applied::{Maybe, No};
+        for (code, applied) in [
+            ("40001", No),
+            ("40P01", No),
+            ("40000", No),
+            ("08001", No),
+            ("08004", No),
+            ("57P03", No),
+            ("55P03", No),
+            ("25006", No),
+            ("23503", No),
+            ("53300", No),
+            ("08006", Maybe),
+            ("08003", Maybe),
+            ("08000", Maybe),
+            ("57P01", Maybe),
+            ("57P02", Maybe),
+            ("57014", Maybe),
+            ("53100", Maybe),
+            ("58030", Maybe),
+            ("23505", No),
+            ("22P02", No),
+            ("42P01", No),
+        ] {
+            assert_eq!(sqlstate(code).applied(), applied, "{code}");
+        }
+    }
 
     #[test]
     fn every_row() {

@@ -7,7 +7,10 @@
 //! | logical | WRONGTYPE, NOAUTH, WRONGPASS, NOPERM, NOSCRIPT, EXECABORT, ERR and any other prefix |
 //!
 //! Every transient reply above is sent before the command runs, so a retry
-//! cannot apply it twice. MOVED and ASK are retried at once by cluster
+//! cannot apply it twice: each reply is **not applied** (see
+//! [`Applied`](crate::Applied)). An I/O error (a connection reset or closed
+//! after the command was sent) **maybe** applied it: `INCR` or `LPUSH` may
+//! have run. MOVED and ASK are retried at once by cluster
 //! clients themselves; a plain connection that receives one will get it
 //! again, and the attempts run out. Connection and protocol errors are not
 //! replies: the client crate reports them as I/O errors, classified as
@@ -40,17 +43,35 @@ pub fn prefix(prefix: &str) -> Classification {
 }
 
 fn prefix_class(prefix: &str) -> Classification {
+    // Every reply is sent instead of running the command: whatever the
+    // class, the command did not take effect.
     Classification::new(match prefix {
         "LOADING" | "BUSY" | "TRYAGAIN" | "CLUSTERDOWN" | "MASTERDOWN" | "READONLY" | "OOM"
         | "NOREPLICAS" | "MISCONF" | "MOVED" | "ASK" => Class::Transient,
         "CROSSSLOT" => Class::Validation,
         _ => Class::Logical,
     })
+    .not_applied()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_reply_is_sent_instead_of_running_the_command() {
+        for message in [
+            "LOADING x",
+            "BUSY x",
+            "TRYAGAIN",
+            "MOVED 1 a:1",
+            "OOM x",
+            "WRONGTYPE x",
+            "ERR x",
+        ] {
+            assert_eq!(reply(message).applied(), crate::Applied::No, "{message}");
+        }
+    }
 
     #[test]
     fn every_row() {

@@ -2,7 +2,8 @@
 //!
 //! | error | class |
 //! |---|---|
-//! | I/O: refused, dropped, timed out | transient |
+//! | I/O: refused | transient, not applied |
+//! | I/O: dropped, timed out | transient, maybe applied (the command may have run) |
 //! | a server reply (`LOADING`, `WRONGTYPE`, ...) | its prefix, by the Redis table |
 //! | `Parse` (a protocol error; the server closes the connection) | transient |
 //! | no cluster connection, or no master or replica found by the sentinels | transient |
@@ -21,7 +22,10 @@ impl Classified for RedisError {
         if self.is_timeout() {
             return Classification::transient().with_code("timeout");
         }
-        if self.is_connection_refusal() || self.is_connection_dropped() || self.is_io_error() {
+        if self.is_connection_refusal() {
+            return Classification::transient().with_code("io").not_applied();
+        }
+        if self.is_connection_dropped() || self.is_io_error() {
             return Classification::transient().with_code("io");
         }
         if let Some(code) = self.code() {

@@ -2,10 +2,11 @@
 //!
 //! | error | class |
 //! |---|---|
-//! | `is_connect()` (refused, DNS, ...) | transient (`connect`) |
-//! | `is_timeout()` | transient (`timeout`) |
+//! | `is_connect()` (refused, DNS, a connect timeout, ...) | transient (`connect`), not applied |
+//! | `is_timeout()` | transient (`timeout`), maybe applied |
 //! | `is_request()` with an I/O error, or a hyper incomplete or canceled message, in its chain | transient |
 //! | `status()` (from `error_for_status`) | the HTTP table |
+//! | a connection closed after the request was sent (hyper's incomplete message, canceled, closed) | transient, maybe applied |
 //! | `is_builder()` | validation |
 //! | `is_body()` or `is_decode()` with the connection closed before the whole body (hyper's incomplete message, or an I/O `UnexpectedEof`, in its chain) | transient (`body cut short`) |
 //! | `is_body()`, `is_decode()` of a body that arrived whole (bad JSON, say), `is_redirect()` and the rest | logical |
@@ -34,7 +35,10 @@ impl Classified for ReqwestError {
             return http::status(status.as_u16());
         }
         if self.is_connect() {
-            return Classification::transient().with_code("connect");
+            // No connection: the request was never sent.
+            return Classification::transient()
+                .with_code("connect")
+                .not_applied();
         }
         if self.is_timeout() {
             return Classification::transient().with_code("timeout");
@@ -103,6 +107,36 @@ impl ClassifiedValue for Response {
             |name| http::single(headers, name),
             SystemTime::now(),
         ))
+    }
+}
+
+/// Sets the `Idempotency-Key` header of a request from the retried call it
+/// is made in: the same key on every attempt, so that a server that
+/// deduplicates by it applies the operation once however many attempts
+/// reach it. Pair it with `idempotent = key`. Outside a retried call the
+/// key is a new random one.
+///
+/// ```no_run
+/// use reattempt::reqwest::IdempotencyKey as _;
+/// use reattempt::retry;
+///
+/// #[retry(max = 4, idempotent = key)]
+/// async fn charge(client: &reqwest::Client, url: &str) -> reqwest::Result<reqwest::Response> {
+///     client.post(url).idempotency_key().send().await
+/// }
+/// ```
+pub trait IdempotencyKey: Sized {
+    /// The request with its `Idempotency-Key` header set.
+    fn idempotency_key(self) -> Self;
+}
+
+impl IdempotencyKey for ::reqwest::RequestBuilder {
+    fn idempotency_key(self) -> ::reqwest::RequestBuilder {
+        let id = match crate::attempt() {
+            Some(attempt) => attempt.call_id(),
+            None => crate::CallId::random(),
+        };
+        self.header("Idempotency-Key", id.idempotency_key())
     }
 }
 

@@ -5,7 +5,8 @@
 //! | `Database` from PostgreSQL | its SQLSTATE, by the PostgreSQL table |
 //! | `Database` from MySQL or MariaDB | its error number, by the MySQL table |
 //! | `Io` | the `std::io::Error` table |
-//! | `Tls`, `PoolTimedOut`, `WorkerCrashed` | transient (a pool that times out often hides a database that is down) |
+//! | `Tls`, `PoolTimedOut` | transient, not applied (no connection was had; a pool that times out often hides a database that is down) |
+//! | `WorkerCrashed` | transient, maybe applied |
 //! | `InvalidArgument`, `Encode` | validation |
 //! | `RowNotFound`, `PoolClosed`, `Configuration`, `Protocol`, decoding and column errors, and the rest | logical |
 
@@ -21,8 +22,11 @@ impl Classified for Error {
         match self {
             Error::Database(database) => database_error(database.as_ref()),
             Error::Io(io) => io.classification(),
-            Error::Tls(_) => Classification::transient().with_code("tls"),
-            Error::PoolTimedOut => Classification::transient().with_code("pool_timed_out"),
+            // No connection was had: nothing was sent.
+            Error::Tls(_) => Classification::transient().with_code("tls").not_applied(),
+            Error::PoolTimedOut => Classification::transient()
+                .with_code("pool_timed_out")
+                .not_applied(),
             Error::WorkerCrashed => Classification::transient().with_code("worker_crashed"),
             Error::InvalidArgument(_) | Error::Encode(_) => Classification::validation(),
             Error::RowNotFound => Classification::logical().with_code("row_not_found"),

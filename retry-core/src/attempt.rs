@@ -479,6 +479,7 @@ impl<'p, B: Backoff, C: Clock, S: Slot> Call<'p, B, C, S> {
         let elapsed = self.elapsed();
         let attempt = self.attempt;
         let (policy, site) = (self.policy, self.site);
+        let call_id = self.call_id.id();
         let failures = self.failures();
         let (attempt, class, gave_up) = match outcome {
             None => (attempt, None, None),
@@ -494,6 +495,7 @@ impl<'p, B: Backoff, C: Clock, S: Slot> Call<'p, B, C, S> {
             class,
             delay: failures.last_delay,
             gave_up,
+            call_id,
         }
     }
 
@@ -505,7 +507,8 @@ impl<'p, B: Backoff, C: Clock, S: Slot> Call<'p, B, C, S> {
         failures.last_delay = None;
         let elapsed = self.elapsed();
         self.site.success_after_retries(elapsed);
-        log::succeeded(self.site, self.policy, self.attempt, elapsed, span);
+        let call_id = self.call_id.id();
+        log::succeeded(self.site, self.policy, self.attempt, call_id, elapsed, span);
     }
 
     #[cold]
@@ -522,7 +525,7 @@ impl<'p, B: Backoff, C: Clock, S: Slot> Call<'p, B, C, S> {
         if let Some(after) = self.policy.alert_after
             && let Some(alert) = self.site.failure_streak(&class, after.get())
         {
-            log::alert(&alert, span);
+            log::alert(&alert, self.call_id.id(), span);
             if let Some(hook) = self.policy.on_alert {
                 hook(&alert);
             }
@@ -533,6 +536,7 @@ impl<'p, B: Backoff, C: Clock, S: Slot> Call<'p, B, C, S> {
                     self.site,
                     self.policy,
                     self.attempt,
+                    self.call_id.id(),
                     &class,
                     error,
                     delay,
@@ -553,6 +557,7 @@ impl<'p, B: Backoff, C: Clock, S: Slot> Call<'p, B, C, S> {
                     self.site,
                     self.policy,
                     self.attempt,
+                    self.call_id.id(),
                     &class,
                     error,
                     reason,
@@ -602,6 +607,9 @@ impl<'p, B: Backoff, C: Clock, S: Slot> Call<'p, B, C, S> {
         let now = SystemTime::now();
         Record {
             function: self.site.name(),
+            call_id: self.call_id.id(),
+            host: dead_letter::host_name(),
+            pid: std::process::id(),
             reason,
             class: class.class(),
             code: class.code().map(str::to_owned),
@@ -674,7 +682,7 @@ impl<'p, B: Backoff, C: Clock, S: Slot> Call<'p, B, C, S> {
     /// and refused under `nested = single`.
     fn nested_in(&self, outer: &'static str) -> Result<(), GiveUp> {
         if !self.site.nested_warned.swap(true, Ordering::Relaxed) {
-            log::nested(self.site.name(), outer);
+            log::nested(self.site.name(), outer, self.call_id.id());
         }
         match self.policy.nested {
             Nested::Allow => Ok(()),
@@ -704,7 +712,10 @@ impl<'p, B: Backoff, C: Clock, S: Slot> Call<'p, B, C, S> {
         let retry = self.attempt;
         let cap = backoff.max_delay();
         let planned = backoff.delay(retry).min(cap);
-        let from = if planned >= cap {
+        let base = backoff.delay(1);
+        // Capped only where the curve grew into its cap: a fixed delay (or
+        // none) is the curve itself.
+        let from = if planned >= cap && base < cap {
             DelayFrom::Cap
         } else {
             DelayFrom::Backoff
@@ -713,7 +724,6 @@ impl<'p, B: Backoff, C: Clock, S: Slot> Call<'p, B, C, S> {
         if !jitter.is_random() {
             return (planned, from);
         }
-        let base = backoff.delay(1);
         let failures = self.failures();
         // Before the first retry there is no previous delay: the base stands in.
         let previous = failures.last_delay.unwrap_or(base);

@@ -82,6 +82,11 @@ impl CallId {
         CallId(bits)
     }
 
+    /// The id whose bits are `bits`, as read back from a log or a record.
+    pub const fn from_u128(bits: u128) -> CallId {
+        CallId(bits)
+    }
+
     /// The id as a number.
     pub const fn as_u128(&self) -> u128 {
         self.0
@@ -278,6 +283,11 @@ impl CallIdCell {
     /// What tells this call from every other one alive: its address.
     pub(crate) fn tag(&self) -> usize {
         ptr::from_ref(self) as usize
+    }
+
+    /// The call's id, drawn now if the body has not asked for it yet.
+    pub(crate) fn id(&self) -> CallId {
+        CallId(self.get_or_draw())
     }
 
     fn get_or_draw(&self) -> u128 {

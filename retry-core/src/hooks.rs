@@ -16,6 +16,7 @@
 use core::time::Duration;
 
 use crate::class::Classification;
+use crate::current::CallId;
 use crate::give_up::GiveUp;
 use crate::outcome::Outcome;
 
@@ -48,12 +49,19 @@ pub struct Context<'o, R: ?Sized> {
     pub(crate) class: Option<Classification>,
     pub(crate) delay: Option<Duration>,
     pub(crate) gave_up: Option<GiveUp>,
+    pub(crate) call_id: CallId,
 }
 
 impl<'o, R: ?Sized> Context<'o, R> {
     /// The function's name, as in the logs.
     pub fn name(&self) -> &'static str {
         self.name
+    }
+
+    /// The call's id, as in its log events and its dead-letter record, and
+    /// as `reattempt::attempt()` gives it to the body.
+    pub fn call_id(&self) -> CallId {
+        self.call_id
     }
 
     /// The attempt about to run (`before`) or that just ended (the others);

@@ -7,6 +7,7 @@
 //! | field | meaning |
 //! |---|---|
 //! | `function` | the function's name (`module::path::fn`, or `name = "..."`) |
+//! | `call_id` | the call's id (a UUID), the same in every event of one call, in its hooks' context and in its dead-letter record |
 //! | `attempt` | the attempt that just ended (1 for the first) |
 //! | `max` | most attempts, or `"unbounded"` |
 //! | `class` | `transient`, `rate_limited`, `logical` or `validation` |
@@ -14,15 +15,17 @@
 //! | `error` | the error, by `Display` when it has one, else `Debug` |
 //! | `delay_ms` | the wait before the next attempt (WARN only) |
 //! | `reason` | why the call gave up (ERROR only): `exhausted`, `deadline`, `permanent`, `validation`, `retry_after_too_long`, `budget`, `nested`, `maybe_applied` |
-//! | `elapsed_ms` | time since the call started (since the first failure when the policy has no deadline, since the clock is not read on the success path) |
+//! | `retry_after_ms`, `max_retry_after_ms` | the delay the server asked for, and (for `retry_after_too_long`) the limit it passed (ERROR only, when there is one) |
+//! | `elapsed_ms` | time since the call started when the clock was read at its start, which it is when the policy has a deadline; otherwise since its first attempt failed, so it leaves out the first attempt's own time (a call that succeeds at once reads no clock) |
 //!
 //! Levels: WARN for a failed attempt that will be retried, ERROR when the
 //! call gives up, INFO when a call succeeds after retries.
 //!
 //! Also: an ERROR `alert: the same failure repeated` (fields `function`,
-//! `class`, `code`, `count`) for `alert_after`; a WARN, once per function,
-//! when a retried call retries inside another (`function`, `outer`); a WARN,
-//! once per problem, for an invalid dynamic policy (`function`, `problem`);
+//! `call_id`, `class`, `code`, `count`) for `alert_after`; a WARN, once per
+//! function, when a retried call retries inside another (`function`,
+//! `outer`, `call_id`); a WARN, once per kind of problem, for an invalid
+//! dynamic policy (`function`, `problem`);
 //! and an ERROR with every field of a dead-letter record a sink could not
 //! store.
 
@@ -33,6 +36,7 @@ use tracing::Span;
 use tracing::field::Value;
 
 use crate::class::Classification;
+use crate::current::CallId;
 use crate::give_up::GiveUp;
 use crate::policy::Policy;
 use crate::stats::{Alert, Site};
@@ -68,6 +72,7 @@ pub(crate) fn retrying<B>(
     site: &Site,
     policy: &Policy<B>,
     attempt: u32,
+    call_id: CallId,
     class: &Classification,
     error: &dyn fmt::Display,
     delay: Duration,
@@ -79,6 +84,7 @@ pub(crate) fn retrying<B>(
     tracing::warn!(
         target: "reattempt",
         function = site.name(),
+        call_id = %call_id,
         attempt,
         max = max.value(),
         class = class.class().as_str(),
@@ -95,6 +101,7 @@ pub(crate) fn gave_up<B>(
     site: &Site,
     policy: &Policy<B>,
     attempt: u32,
+    call_id: CallId,
     class: &Classification,
     error: &dyn fmt::Display,
     reason: GiveUp,
@@ -106,12 +113,15 @@ pub(crate) fn gave_up<B>(
     tracing::error!(
         target: "reattempt",
         function = site.name(),
+        call_id = %call_id,
         attempt,
         max = max.value(),
         class = class.class().as_str(),
         code = class.code(),
         error = %error,
         reason = reason.as_str(),
+        retry_after_ms = class.retry_after().map(millis),
+        max_retry_after_ms = (reason == GiveUp::RetryAfterTooLong).then(|| millis(policy.max_retry_after)),
         elapsed_ms = millis(elapsed),
         "giving up",
     );
@@ -121,6 +131,7 @@ pub(crate) fn succeeded<B>(
     site: &Site,
     policy: &Policy<B>,
     attempt: u32,
+    call_id: CallId,
     elapsed: Duration,
     span: &dyn Fn() -> Span,
 ) {
@@ -129,6 +140,7 @@ pub(crate) fn succeeded<B>(
     tracing::info!(
         target: "reattempt",
         function = site.name(),
+        call_id = %call_id,
         attempt,
         max = max.value(),
         elapsed_ms = millis(elapsed),
@@ -136,11 +148,12 @@ pub(crate) fn succeeded<B>(
     );
 }
 
-pub(crate) fn alert(alert: &Alert, span: &dyn Fn() -> Span) {
+pub(crate) fn alert(alert: &Alert, call_id: CallId, span: &dyn Fn() -> Span) {
     let _fields = span().entered();
     tracing::error!(
         target: "reattempt",
         function = alert.function,
+        call_id = %call_id,
         class = alert.class.as_str(),
         code = alert.code.as_deref(),
         count = alert.count,
@@ -148,10 +161,11 @@ pub(crate) fn alert(alert: &Alert, span: &dyn Fn() -> Span) {
     );
 }
 
-pub(crate) fn nested(inner: &'static str, outer: &'static str) {
+pub(crate) fn nested(inner: &'static str, outer: &'static str, call_id: CallId) {
     tracing::warn!(
         target: "reattempt",
         function = inner,
+        call_id = %call_id,
         outer,
         "a retried call runs inside another retried call: their attempts multiply",
     );

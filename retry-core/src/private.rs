@@ -333,6 +333,58 @@ impl<E: fmt::Debug + ?Sized> DescribeDebug for &Describe<'_, E> {
     }
 }
 
+/// An argument named in `fields(..)`, as logs and records write it: text
+/// as it is, anything else by `Debug`, so that a URL is `http://..` and not
+/// `"http://.."`.
+///
+/// The expansion calls `(&&FieldOf(&arg)).__retry_field()`: method
+/// resolution finds [`FieldText`] on `&FieldOf<T>` when `T: AsRef<str>`,
+/// and only then borrows again to find [`FieldDebug`].
+pub struct FieldOf<'a, T: ?Sized>(pub &'a T);
+
+/// A field's value, ready to be written.
+pub enum FieldValue<'a> {
+    /// Text, written as it is.
+    Text(&'a str),
+    /// Anything else, written by `Debug`.
+    Debug(&'a dyn fmt::Debug),
+}
+
+impl fmt::Debug for FieldValue<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            FieldValue::Text(text) => f.write_str(text),
+            FieldValue::Debug(value) => value.fmt(f),
+        }
+    }
+}
+
+/// The text arm of [`FieldOf`].
+pub trait FieldText<'a> {
+    /// The value as text.
+    fn __retry_field(&self) -> FieldValue<'a>;
+}
+
+impl<'a, T: AsRef<str> + ?Sized> FieldText<'a> for &FieldOf<'a, T> {
+    #[inline]
+    fn __retry_field(&self) -> FieldValue<'a> {
+        FieldValue::Text(self.0.as_ref())
+    }
+}
+
+/// The `Debug` arm of [`FieldOf`].
+pub trait FieldDebug<'a> {
+    /// The value by `Debug`.
+    fn __retry_field(&self) -> FieldValue<'a>;
+}
+
+impl<'a, T: fmt::Debug> FieldDebug<'a> for &&FieldOf<'a, T> {
+    #[inline]
+    fn __retry_field(&self) -> FieldValue<'a> {
+        FieldValue::Debug(self.0)
+    }
+}
+
 /// The clock of async functions.
 #[inline]
 pub fn async_clock() -> AsyncClock {

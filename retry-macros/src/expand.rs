@@ -263,10 +263,18 @@ impl Parts<'_> {
                 let names = fields.iter().map(ToString::to_string);
                 (
                     code! {
-                        || #private::tracing::error_span!(target: "reattempt", "retry", #(#fields = ?#fields),*)
+                        || {
+                            #[allow(unused_imports)]
+                            use #private::{FieldDebug as _, FieldText as _};
+                            #private::tracing::error_span!(target: "reattempt", "retry", #(#fields = ?(&&#private::FieldOf(&#fields)).__retry_field()),*)
+                        }
                     },
                     code! {
-                        |__retry_visit: #private::FieldVisitor<'_>| { #(__retry_visit(#names, &#fields);)* }
+                        |__retry_visit: #private::FieldVisitor<'_>| {
+                            #[allow(unused_imports)]
+                            use #private::{FieldDebug as _, FieldText as _};
+                            #(__retry_visit(#names, &(&&#private::FieldOf(&#fields)).__retry_field());)*
+                        }
                     },
                 )
             }

@@ -31,6 +31,7 @@ use std::time::SystemTime;
 
 use crate::calendar::rfc3339;
 use crate::class::Class;
+use crate::current::CallId;
 use crate::give_up::GiveUp;
 
 /// One call that failed for good.
@@ -39,6 +40,12 @@ use crate::give_up::GiveUp;
 pub struct Record {
     /// The function's name, as in the logs.
     pub function: &'static str,
+    /// The call's id, as in its log events and its hooks' context.
+    pub call_id: CallId,
+    /// The host the call ran on (its host name, or `"unknown"`).
+    pub host: &'static str,
+    /// The id of the process the call ran in.
+    pub pid: u32,
     /// Why the call gave up.
     pub reason: GiveUp,
     /// The class of the last failure.
@@ -56,7 +63,8 @@ pub struct Record {
     pub last_attempt_at: SystemTime,
     /// Time from the first attempt to the end of the last, waits included.
     pub elapsed: Duration,
-    /// The arguments named in `fields(..)`, by `Debug`.
+    /// The arguments named in `fields(..)`: text as it is, anything else
+    /// by `Debug`.
     pub fields: Vec<(&'static str, String)>,
     /// Every failed attempt, in order.
     pub history: Vec<AttemptRecord>,
@@ -117,13 +125,17 @@ impl Record {
     ///
     /// charge(17).unwrap_err();
     /// let json = FAILURES.take()[0].to_json();
-    /// assert!(json.starts_with(r#"{"function":"app::charge","reason":"permanent""#));
+    /// assert!(json.starts_with(r#"{"function":"app::charge","call_id":""#));
+    /// assert!(json.contains(r#""reason":"permanent""#));
     /// assert!(json.contains(r#""fields":{"order":"17"}"#));
     /// ```
     pub fn to_json(&self) -> String {
         let mut out = String::with_capacity(256);
         out.push('{');
         field(&mut out, "function", &Json::Str(self.function));
+        field(&mut out, "call_id", &Json::Str(&self.call_id.to_string()));
+        field(&mut out, "host", &Json::Str(self.host));
+        field(&mut out, "pid", &Json::Num(u64::from(self.pid)));
         field(&mut out, "reason", &Json::Str(self.reason.as_str()));
         field(&mut out, "class", &Json::Str(self.class.as_str()));
         field(&mut out, "code", &optional(self.code.as_deref()));
@@ -462,6 +474,21 @@ impl DeadLetter for Memory {
     }
 }
 
+/// This machine's host name, read once: from the kernel on Linux, else from
+/// the environment; `"unknown"` when neither says.
+pub(crate) fn host_name() -> &'static str {
+    static HOST: OnceLock<String> = OnceLock::new();
+    HOST.get_or_init(|| {
+        std::fs::read_to_string("/proc/sys/kernel/hostname")
+            .ok()
+            .or_else(|| std::env::var("HOSTNAME").ok())
+            .or_else(|| std::env::var("COMPUTERNAME").ok())
+            .map(|name| name.trim().to_owned())
+            .filter(|name| !name.is_empty())
+            .unwrap_or_else(|| "unknown".to_owned())
+    })
+}
+
 /// Hands a record to its sink; a failing sink's record goes to the logs.
 pub(crate) fn deliver(sink: &dyn DeadLetter, record: &Record) {
     if let Err(error) = sink.record(record) {
@@ -474,6 +501,9 @@ pub(crate) fn log_undelivered(record: &Record, error: &(dyn Error + 'static)) {
     tracing::error!(
         target: "reattempt",
         function = record.function,
+        call_id = %record.call_id,
+        host = record.host,
+        pid = record.pid,
         reason = record.reason.as_str(),
         class = record.class.as_str(),
         code = record.code.as_deref(),
@@ -502,6 +532,9 @@ mod tests {
     fn record(error: &str) -> Record {
         Record {
             function: "m::f",
+            call_id: CallId::from_u128(0x0123_4567_89ab_4def_8123_4567_89ab_cdef),
+            host: "db-7",
+            pid: 42,
             reason: GiveUp::Exhausted,
             class: Class::Transient,
             code: Some("503".into()),
@@ -536,7 +569,8 @@ mod tests {
         assert_eq!(
             json,
             concat!(
-                r#"{"function":"m::f","reason":"exhausted","class":"transient","code":"503","#,
+                r#"{"function":"m::f","call_id":"01234567-89ab-4def-8123-456789abcdef","host":"db-7","pid":42,"#,
+                r#""reason":"exhausted","class":"transient","code":"503","#,
                 r#""error":"bad \"quote\"\n\u0001","attempts":2,"#,
                 r#""first_attempt_at":"1970-01-01T00:00:00.000Z","last_attempt_at":"1970-01-01T00:00:01.500Z","#,
                 r#""elapsed_ms":1500,"fields":{"user":"\"ann\""},"#,

@@ -119,8 +119,18 @@ impl PostgresTable {
                 elapsed_ms bigint NOT NULL,
                 fields jsonb NOT NULL,
                 history jsonb NOT NULL,
-                recorded_at timestamptz NOT NULL DEFAULT now()
+                recorded_at timestamptz NOT NULL DEFAULT now(),
+                call_id text,
+                host text,
+                pid integer
             )"
+        ))
+        .execute(&mut *setup)
+        .await?;
+        // A table made by an earlier version lacks the columns added since.
+        ::sqlx::query(&format!(
+            "ALTER TABLE {table} ADD COLUMN IF NOT EXISTS call_id text, \
+             ADD COLUMN IF NOT EXISTS host text, ADD COLUMN IF NOT EXISTS pid integer"
         ))
         .execute(&mut *setup)
         .await?;
@@ -199,8 +209,9 @@ impl Drop for Writer {
 async fn write(pool: PgPool, table: String, mut writer: Writer) {
     let insert = format!(
         "INSERT INTO {table} (function, reason, class, code, error, attempts, \
-         first_attempt_at, last_attempt_at, elapsed_ms, fields, history) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7::timestamptz, $8::timestamptz, $9, $10::jsonb, $11::jsonb)"
+         first_attempt_at, last_attempt_at, elapsed_ms, fields, history, call_id, host, pid) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7::timestamptz, $8::timestamptz, $9, $10::jsonb, $11::jsonb, \
+         $12, $13, $14)"
     );
     let mut unreachable_until: Option<Instant> = None;
     while let Some(message) = writer.inbox.recv().await {
@@ -231,6 +242,9 @@ async fn write(pool: PgPool, table: String, mut writer: Writer) {
             .bind(i64::try_from(record.elapsed.as_millis()).unwrap_or(i64::MAX))
             .bind(record.fields_json())
             .bind(record.history_json())
+            .bind(record.call_id.to_string())
+            .bind(record.host)
+            .bind(i32::try_from(record.pid).unwrap_or(i32::MAX))
             .execute(&pool)
             .await;
         if let Err(error) = stored {

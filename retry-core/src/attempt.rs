@@ -22,6 +22,7 @@ use crate::class::{Applied, Class, Classification};
 use crate::clock::Clock;
 use crate::current::{self, CallIdCell, Frame, HasFrame, Limited, Scoped};
 use crate::dead_letter::{self, AttemptRecord, DelayFrom, Record};
+use crate::export;
 use crate::give_up::GiveUp;
 use crate::hooks::Context;
 use crate::jitter::{Jitter, Rng};
@@ -260,7 +261,9 @@ impl<'p, B: Backoff, C: Clock, S: Slot> Call<'p, B, C, S> {
         if let Some(budget) = policy.budget {
             budget.deposit();
         }
-        let started = policy.deadline.map(|_| clock.now());
+        // The clock is read now for a deadline, or for the duration metric;
+        // otherwise not before the first failure.
+        let started = (policy.deadline.is_some() || export::TIMES_EVERY_CALL).then(|| clock.now());
         Call {
             policy,
             site,
@@ -332,7 +335,12 @@ impl<'p, B: Backoff, C: Clock, S: Slot> Call<'p, B, C, S> {
                 if self.attempt > 1 {
                     self.succeeded_after_retries(&span);
                 } else {
-                    self.site.first_try_success();
+                    let elapsed = if export::TIMES_EVERY_CALL {
+                        self.started.map(|_| self.elapsed())
+                    } else {
+                        None
+                    };
+                    self.site.first_try_success(elapsed);
                 }
                 if self.policy.alert_after.is_some() {
                     self.site.success_streak();

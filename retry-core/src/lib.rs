@@ -25,6 +25,7 @@ mod clock;
 mod current;
 pub mod dead_letter;
 pub mod dynamic;
+mod export;
 mod give_up;
 pub mod hooks;
 pub mod jitter;

@@ -1,6 +1,7 @@
 //! Per-function statistics, readable in-process with [`all`] and [`get`],
-//! and with the `metrics` feature exported through the `metrics` facade by
-//! [`publish_metrics`].
+//! and with the `metrics` feature exported through the `metrics` facade as
+//! they happen (counters ending in `_total` and a histogram of call
+//! duration; the names and labels are in the crate's README).
 //!
 //! Every retried function counts its calls as they end: successes at the
 //! first attempt and after retries, give-ups by reason, the attempts made,
@@ -15,6 +16,7 @@ use core::time::Duration;
 use std::sync::{Mutex, PoisonError};
 
 use crate::class::{Class, Classification, Code};
+use crate::export::{self, Ended};
 use crate::give_up::GiveUp;
 
 /// A snapshot of one function's statistics.
@@ -131,50 +133,6 @@ pub fn get(function: &str) -> Option<Stats> {
     }))
 }
 
-/// Sets the `metrics` counters of every function to its statistics (feature
-/// `metrics`). Call it periodically, or before a scrape.
-///
-/// | metric | kind | labels |
-/// |---|---|---|
-/// | `retry_calls_total` | counter | `function`, `outcome` = `first_try`, `after_retries` or `gave_up` |
-/// | `retry_give_ups_total` | counter | `function`, `reason` |
-/// | `retry_attempts_total` | counter | `function` |
-/// | `retry_alerts_total` | counter | `function` |
-/// | `retry_time_seconds_total` | gauge | `function` |
-#[cfg(feature = "metrics")]
-pub fn publish_metrics() {
-    for stats in all() {
-        let function = stats.function;
-        let outcomes = [
-            ("first_try", stats.first_try_successes),
-            ("after_retries", stats.successes_after_retries),
-            ("gave_up", stats.give_ups.total()),
-        ];
-        for (outcome, count) in outcomes {
-            metrics::counter!("retry_calls_total", "function" => function, "outcome" => outcome)
-                .absolute(count);
-        }
-        let g = stats.give_ups;
-        for (reason, count) in [
-            ("exhausted", g.exhausted),
-            ("deadline", g.deadline),
-            ("permanent", g.permanent),
-            ("validation", g.validation),
-            ("retry_after_too_long", g.retry_after_too_long),
-            ("budget", g.budget),
-            ("nested", g.nested),
-            ("maybe_applied", g.maybe_applied),
-        ] {
-            metrics::counter!("retry_give_ups_total", "function" => function, "reason" => reason)
-                .absolute(count);
-        }
-        metrics::counter!("retry_attempts_total", "function" => function).absolute(stats.attempts);
-        metrics::counter!("retry_alerts_total", "function" => function).absolute(stats.alerts);
-        metrics::gauge!("retry_time_seconds_total", "function" => function)
-            .set(stats.time.as_secs_f64());
-    }
-}
-
 /// The sites called so far, as a list linked through the sites themselves,
 /// so that registering one allocates nothing.
 static REGISTRY: AtomicPtr<Site> = AtomicPtr::new(ptr::null_mut());
@@ -210,6 +168,8 @@ pub struct Site {
     streak: Mutex<Streak>,
     pub(crate) nested_warned: AtomicBool,
     invalid_policies: AtomicU32,
+    /// The label sets of its exported series (feature `metrics`).
+    labels: export::Labels,
 }
 
 #[derive(Debug)]
@@ -257,6 +217,7 @@ impl Site {
             }),
             nested_warned: AtomicBool::new(false),
             invalid_policies: AtomicU32::new(0),
+            labels: export::Labels::new(name),
         }
     }
 
@@ -319,30 +280,37 @@ impl Site {
         }
     }
 
+    /// A first-try success, `elapsed` after the call started when its clock
+    /// was read then (for the duration metric).
     #[inline]
-    pub(crate) fn first_try_success(&self) {
+    pub(crate) fn first_try_success(&'static self, elapsed: Option<Duration>) {
         self.first_try.fetch_add(1, Ordering::Relaxed);
+        export::call_ended(&self.labels, Ended::FirstTry, elapsed);
     }
 
     /// A call dropped before it ended.
-    pub(crate) fn cancelled(&self) {
+    pub(crate) fn cancelled(&'static self) {
         self.cancelled.fetch_add(1, Ordering::Relaxed);
+        export::call_ended(&self.labels, Ended::Cancelled, None);
     }
 
-    pub(crate) fn success_after_retries(&self, elapsed: Duration) {
+    pub(crate) fn success_after_retries(&'static self, elapsed: Duration) {
         self.after_retries.fetch_add(1, Ordering::Relaxed);
         self.add_time(elapsed);
+        export::call_ended(&self.labels, Ended::AfterRetries, Some(elapsed));
     }
 
-    pub(crate) fn gave_up(&self, reason: GiveUp, elapsed: Duration, retried: bool) {
+    pub(crate) fn gave_up(&'static self, reason: GiveUp, elapsed: Duration, retried: bool) {
         self.gave_up[reason.index()].fetch_add(1, Ordering::Relaxed);
         if retried {
             self.add_time(elapsed);
         }
+        export::call_ended(&self.labels, Ended::GaveUp(reason), Some(elapsed));
     }
 
-    pub(crate) fn retry(&self) {
+    pub(crate) fn retry(&'static self) {
         self.retries.fetch_add(1, Ordering::Relaxed);
+        export::retry_started(&self.labels);
     }
 
     fn add_time(&self, elapsed: Duration) {
@@ -352,7 +320,11 @@ impl Site {
 
     /// A failure towards the streak of `alert_after`: the alert to raise,
     /// when this failure makes `after` in a row of the same kind.
-    pub(crate) fn failure_streak(&self, class: &Classification, after: u32) -> Option<Alert> {
+    pub(crate) fn failure_streak(
+        &'static self,
+        class: &Classification,
+        after: u32,
+    ) -> Option<Alert> {
         let code = class.code().map(Code::new);
         let mut streak = self.streak.lock().unwrap_or_else(PoisonError::into_inner);
         if streak.count > 0 && streak.class == class.class() && streak.code == code {
@@ -369,6 +341,7 @@ impl Site {
         if streak.count >= after && !streak.fired {
             streak.fired = true;
             self.alerts.fetch_add(1, Ordering::Relaxed);
+            export::alert(&self.labels);
             return Some(Alert {
                 function: self.name,
                 class: streak.class,

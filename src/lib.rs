@@ -49,10 +49,10 @@ pub use reattempt_macros::retry;
 // its clocks are named only by the expansion, under `__private`.
 pub use reattempt_core::{
     Alert, Applied, Attempt, AttemptTimeout, ByType, CallId, Class, Classification, Classified,
-    ClassifiedValue, Classify, Code, ConcurrencyLimit, DEFAULT_ALERT_AFTER, DEFAULT_MAX_ATTEMPTS,
-    DEFAULT_MAX_RETRY_AFTER, Fallible, FromTimeout, GiveUp, IntoClassification, NoError, Outcome,
-    Policy, RetryBudget, attempt, backoff, classify_chain, dead_letter, dynamic, grpc, hooks, http,
-    jitter, mysql, postgres, redis, stats, testing,
+    ClassifiedValue, Classify, Code, CodeKind, ConcurrencyLimit, DEFAULT_ALERT_AFTER,
+    DEFAULT_MAX_ATTEMPTS, DEFAULT_MAX_RETRY_AFTER, Fallible, FromTimeout, GiveUp,
+    IntoClassification, NoError, Outcome, Policy, RetryBudget, attempt, backoff, classify_chain,
+    dead_letter, dynamic, grpc, hooks, http, jitter, mysql, postgres, redis, stats, testing,
 };
 
 #[cfg(feature = "reqwest")]

@@ -18,6 +18,7 @@ use std::time::{Instant, SystemTime};
 use tracing::Span;
 
 use crate::backoff::Backoff;
+use crate::class::CodeKind;
 use crate::class::{Applied, Class, Classification};
 use crate::clock::Clock;
 use crate::current::{self, CallIdCell, Frame, HasFrame, Limited, Scoped};
@@ -30,6 +31,7 @@ use crate::log;
 use crate::outcome::FromTimeout;
 use crate::outcome::Outcome;
 use crate::policy::{Nested, Policy};
+use crate::spans::{self, Spans};
 use crate::stats::Site;
 use crate::testing;
 use crate::timeout::AttemptTimeout;
@@ -91,6 +93,8 @@ pub struct Call<'p, B, C, S = Boxed> {
     /// not started yet. It is counted when it starts, and its token given
     /// back if the call is dropped first.
     retry_pending: AtomicBool,
+    /// The call's spans, when a subscriber is interested.
+    spans: Option<Box<Spans>>,
     /// Created at the first failure (or the first hook), so that a call that
     /// succeeds at once initialises none of it.
     failures: S,
@@ -274,6 +278,7 @@ impl<'p, B: Backoff, C: Clock, S: Slot> Call<'p, B, C, S> {
             timed_out: AtomicBool::new(false),
             ended: false,
             retry_pending: AtomicBool::new(false),
+            spans: spans::start(site.name()),
             failures: S::default(),
         }
     }
@@ -346,6 +351,10 @@ impl<'p, B: Backoff, C: Clock, S: Slot> Call<'p, B, C, S> {
                     self.site.success_streak();
                 }
                 self.ended = true;
+                if let Some(spans) = &mut self.spans {
+                    spans.end();
+                    spans.ended(self.attempt);
+                }
                 Decision::Return
             }
             Err(error) => {
@@ -359,6 +368,25 @@ impl<'p, B: Backoff, C: Clock, S: Slot> Call<'p, B, C, S> {
         }
     }
 
+    /// Opens the span of the attempt about to run, when the call has spans.
+    #[inline]
+    pub fn begin_attempt(&mut self) {
+        if let Some(spans) = &mut self.spans {
+            let http = self
+                .failures
+                .peek()
+                .and_then(|f| f.last_class)
+                .is_some_and(|c| c.code_kind() == CodeKind::Http);
+            spans.begin(self.attempt, http);
+        }
+    }
+
+    /// The span of the attempt in progress, when the call has spans.
+    #[inline]
+    fn attempt_span(&self) -> Option<&Span> {
+        self.spans.as_deref().map(Spans::attempt)
+    }
+
     /// Runs a sync attempt where [`attempt()`](crate::attempt()) sees it,
     /// holding a permit of the policy's concurrency limit while it runs.
     #[inline]
@@ -370,6 +398,7 @@ impl<'p, B: Backoff, C: Clock, S: Slot> Call<'p, B, C, S> {
             _ => None,
         };
         self.attempt_starts();
+        let _span = self.attempt_span().map(Span::enter);
         self.frame().enter(attempt)
     }
 
@@ -528,6 +557,13 @@ impl<'p, B: Backoff, C: Clock, S: Slot> Call<'p, B, C, S> {
         span: &dyn Fn() -> Span,
         fields: &dyn Fn(FieldVisitor<'_>),
     ) -> Decision {
+        // The attempt's failure is recorded on its span, and its events go
+        // in it.
+        let attempt_span = self.spans.as_deref().map(|spans| {
+            spans.failed(&class);
+            spans.attempt().clone()
+        });
+        let _in_attempt = attempt_span.as_ref().map(Span::enter);
         let elapsed = self.elapsed();
         self.failures().last_class = Some(class);
         if let Some(after) = self.policy.alert_after
@@ -558,6 +594,9 @@ impl<'p, B: Backoff, C: Clock, S: Slot> Call<'p, B, C, S> {
                 let failures = self.failures();
                 failures.last_delay = Some(delay);
                 failures.skipped = failures.skipped.saturating_add(delay - wait);
+                if let Some(spans) = &mut self.spans {
+                    spans.end();
+                }
                 Decision::Retry(wait)
             }
             Err(reason) => {
@@ -581,6 +620,11 @@ impl<'p, B: Backoff, C: Clock, S: Slot> Call<'p, B, C, S> {
                 if let Some(sink) = self.policy.dead_letter {
                     let record = self.record(reason, &class, error, elapsed, fields);
                     dead_letter::deliver(sink, &record);
+                }
+                if let Some(spans) = &mut self.spans {
+                    spans.gave_up(&class, reason);
+                    spans.end();
+                    spans.ended(self.attempt);
                 }
                 Decision::GiveUp(reason)
             }
@@ -757,6 +801,11 @@ impl<B, C, S> HasFrame for Call<'_, B, C, S> {
     #[inline]
     fn starts(&self) {
         self.attempt_starts();
+    }
+
+    #[inline]
+    fn span(&self) -> Option<&Span> {
+        self.spans.as_deref().map(Spans::attempt)
     }
 
     #[inline]

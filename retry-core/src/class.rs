@@ -183,6 +183,25 @@ pub struct Classification {
     code: Option<Code>,
     retry_after: Option<Duration>,
     applied: Applied,
+    kind: CodeKind,
+}
+
+/// What kind of code a classification carries, so that spans can record it
+/// under its OpenTelemetry name: `http.response.status_code`,
+/// `db.response.status_code` or `rpc.grpc.status_code`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum CodeKind {
+    /// A code of no protocol the conventions name (an errno, a label).
+    #[default]
+    Other,
+    /// An HTTP status.
+    Http,
+    /// A database's code: a SQLSTATE, a MySQL error number, a Redis error
+    /// prefix.
+    Database,
+    /// A gRPC status, by name.
+    Grpc,
 }
 
 /// Whether a failed attempt may have taken effect: what decides whether an
@@ -234,7 +253,19 @@ impl Classification {
                 Class::Transient | Class::RateLimited => Applied::Maybe,
                 Class::Logical | Class::Validation => Applied::No,
             },
+            kind: CodeKind::Other,
         }
+    }
+
+    /// The same classification, saying what kind of code it carries.
+    pub const fn with_code_kind(mut self, kind: CodeKind) -> Classification {
+        self.kind = kind;
+        self
+    }
+
+    /// What kind of code the classification carries.
+    pub const fn code_kind(&self) -> CodeKind {
+        self.kind
     }
 
     /// The same classification, for an error that shows the operation did

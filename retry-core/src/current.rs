@@ -311,6 +311,10 @@ pub trait HasFrame: sealed::Sealed {
     #[doc(hidden)]
     fn starts(&self);
 
+    /// The span of the attempt in progress, if the call has spans.
+    #[doc(hidden)]
+    fn span(&self) -> Option<&tracing::Span>;
+
     /// The frame [`attempt()`] reads.
     #[doc(hidden)]
     fn frame(&self) -> Frame<'_>;
@@ -342,6 +346,7 @@ impl<K: HasFrame, F: Future> Future for Scoped<'_, K, F> {
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
         let this = &mut *self;
         this.call.starts();
+        let _span = this.call.span().map(tracing::Span::enter);
         this.call.frame().enter(|| this.future.as_mut().poll(cx))
     }
 }

@@ -34,6 +34,7 @@ mod log;
 mod outcome;
 mod policy;
 mod rng;
+mod spans;
 pub mod stats;
 pub mod testing;
 mod timeout;
@@ -53,7 +54,7 @@ pub mod __private;
 
 pub use attempt::{Boxed, Call, Decision, FailureState, FieldVisitor, Inline, Slot};
 pub use budget::RetryBudget;
-pub use class::{Applied, Class, Classification, Code};
+pub use class::{Applied, Class, Classification, Code, CodeKind};
 pub use classify::{
     ByType, Classified, ClassifiedValue, Classify, IntoClassification, classify_chain,
 };

@@ -173,6 +173,7 @@ impl Parts<'_> {
         };
         code! {
             loop {
+                __retry_call.begin_attempt();
                 #before
                 // The outcome goes out of scope before the wait, so that
                 // nothing of a failed attempt is held across it (nor kept in

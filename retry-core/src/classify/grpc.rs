@@ -20,7 +20,12 @@
 
 use core::time::Duration;
 
-use crate::class::{Class, Classification};
+use crate::class::{Class, Classification, CodeKind};
+
+/// The number of a status named `name`, as `rpc.grpc.status_code` wants it.
+pub(crate) fn number(name: &str) -> Option<i64> {
+    NAMES.iter().position(|n| *n == name).map(|i| i as i64)
+}
 
 const NAMES: [&str; 17] = [
     "OK",
@@ -66,6 +71,7 @@ pub fn status(code: i32) -> Classification {
         // ("not always safe to retry non-idempotent operations").
         _ => Classification::new(class),
     };
+    let classification = classification.with_code_kind(CodeKind::Grpc);
     match usize::try_from(code).ok().and_then(|i| NAMES.get(i)) {
         Some(name) => classification.with_code(*name),
         None => classification.with_code(u32::try_from(code).unwrap_or(u32::MAX)),
@@ -96,10 +102,13 @@ pub fn status_with_pushback(code: i32, pushback_ms: Option<&str>) -> Classificat
         // A server pushing back refused the call.
         Some(delay) if plain.class().is_retryable() => Classification::rate_limited()
             .with_code(name)
+            .with_code_kind(CodeKind::Grpc)
             .with_retry_after(delay)
             .not_applied(),
         Some(_) => plain,
-        None => Classification::logical().with_code(name),
+        None => Classification::logical()
+            .with_code(name)
+            .with_code_kind(CodeKind::Grpc),
     }
 }
 

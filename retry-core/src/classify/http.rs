@@ -29,7 +29,7 @@ use core::fmt;
 use core::time::Duration;
 use std::time::SystemTime;
 
-use crate::class::{Class, Classification, Code};
+use crate::class::{Class, Classification, Code, CodeKind};
 
 /// The class of an HTTP status code, carrying the code.
 ///
@@ -43,7 +43,9 @@ use crate::class::{Class, Classification, Code};
 /// assert_eq!(http::status(503).code(), Some("503"));
 /// ```
 pub fn status(code: u16) -> Classification {
-    let class = Classification::new(status_class(code)).with_code(Code::number(u64::from(code)));
+    let class = Classification::new(status_class(code))
+        .with_code(Code::number(u64::from(code)))
+        .with_code_kind(CodeKind::Http);
     match code {
         // The server refused the request without acting on it: it timed out
         // waiting for it (408), is not the right server (421), will not
@@ -145,13 +147,19 @@ pub fn pushback<'h>(
             _ => None,
         });
     let plain = match told {
-        Some(false) => return Classification::logical().with_code(code_text),
+        Some(false) => {
+            return Classification::logical()
+                .with_code(code_text)
+                .with_code_kind(CodeKind::Http);
+        }
         // A server that says to retry says the request did not take effect.
         Some(true) => {
             let retried = if plain.class().is_retryable() {
                 plain
             } else {
-                Classification::transient().with_code(code_text)
+                Classification::transient()
+                    .with_code(code_text)
+                    .with_code_kind(CodeKind::Http)
             };
             retried.not_applied()
         }
@@ -168,6 +176,7 @@ pub fn pushback<'h>(
         Some(delay) => {
             let limited = Classification::rate_limited()
                 .with_code(code_text)
+                .with_code_kind(CodeKind::Http)
                 .with_retry_after(delay);
             // A server asking for time refused this request.
             limited.not_applied()

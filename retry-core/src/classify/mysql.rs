@@ -21,7 +21,7 @@
 //! retried body should be the whole transaction; a lock wait timeout (1205)
 //! rolls back only the statement unless `innodb_rollback_on_timeout` is on.
 
-use crate::class::{Class, Classification, Code};
+use crate::class::{Class, Classification, Code, CodeKind};
 
 /// The class of a MySQL or MariaDB error number, carrying it as the code.
 ///
@@ -34,8 +34,9 @@ use crate::class::{Class, Classification, Code};
 /// assert_eq!(mysql::error_number(1205).code(), Some("1205"));
 /// ```
 pub fn error_number(number: u16) -> Classification {
-    let class =
-        Classification::new(number_class(number)).with_code(Code::number(u64::from(number)));
+    let class = Classification::new(number_class(number))
+        .with_code(Code::number(u64::from(number)))
+        .with_code_kind(CodeKind::Database);
     match number {
         // Rolled back or refused at once: deadlock (the whole transaction),
         // lock wait timeout and NOWAIT (the statement), too many

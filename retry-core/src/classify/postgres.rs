@@ -23,7 +23,7 @@
 //! A unique violation (23505) is not retried: on a retried INSERT it usually
 //! means the first attempt succeeded.
 
-use crate::class::{Class, Classification};
+use crate::class::{Class, Classification, CodeKind};
 
 /// The class of a five-character SQLSTATE, carrying it as the code.
 ///
@@ -36,7 +36,9 @@ use crate::class::{Class, Classification};
 /// assert_eq!(postgres::sqlstate("40P01").code(), Some("40P01"));
 /// ```
 pub fn sqlstate(code: &str) -> Classification {
-    let class = Classification::new(sqlstate_class(code)).with_code(code);
+    let class = Classification::new(sqlstate_class(code))
+        .with_code(code)
+        .with_code_kind(CodeKind::Database);
     if not_applied(code) {
         class.not_applied()
     } else {

@@ -16,7 +16,7 @@
 //! replies: the client crate reports them as I/O errors, classified as
 //! such (transient).
 
-use crate::class::{Class, Classification};
+use crate::class::{Class, Classification, CodeKind};
 
 /// The class of an error reply, by its first word, which it carries as the
 /// code.
@@ -42,6 +42,9 @@ pub fn prefix(prefix: &str) -> Classification {
     prefix_class(prefix).with_code(prefix)
 }
 
+/// Every reply's classification says its code is the database's.
+const REPLY: CodeKind = CodeKind::Database;
+
 fn prefix_class(prefix: &str) -> Classification {
     // Every reply is sent instead of running the command: whatever the
     // class, the command did not take effect.
@@ -52,6 +55,7 @@ fn prefix_class(prefix: &str) -> Classification {
         _ => Class::Logical,
     })
     .not_applied()
+    .with_code_kind(REPLY)
 }
 
 #[cfg(test)]

@@ -1,0 +1,127 @@
+//! The spans of a retried call, when a subscriber is interested: one for
+//! the call, and a child for each attempt, named and attributed after the
+//! OpenTelemetry semantic conventions so that `tracing-opentelemetry`
+//! exports them as they are.
+//!
+//! | span | fields |
+//! |---|---|
+//! | `retry.call` | `otel.name` and `code.function.name` (the function), `retry.attempts`; on a give-up `otel.status_code = "ERROR"`, `error.type` and `retry.give_up` |
+//! | `retry.attempt` | `retry.attempt` (1 for the first); `http.request.resend_count` on attempts after the first of an HTTP call; on a failure `otel.status_code = "ERROR"`, `error.type` (the code, else the class), and the code under its convention name: `http.response.status_code`, `db.response.status_code` or `rpc.grpc.status_code` |
+//!
+//! A failure that was retried and then handled marks only its attempt's
+//! span, never the call's (OpenTelemetry's "Recording errors"). The log
+//! events of an attempt are in its span. With no subscriber interested, a
+//! call makes no span: its cost is the callsite's interest check.
+
+use tracing::Span;
+use tracing::field::Empty;
+
+use crate::class::{Classification, CodeKind};
+use crate::classify::grpc;
+use crate::give_up::GiveUp;
+
+/// A call's spans; made only when a subscriber is interested.
+#[derive(Debug)]
+pub(crate) struct Spans {
+    call: Span,
+    attempt: Span,
+}
+
+/// The spans of a call of `function`, or `None` when nobody listens.
+#[inline]
+pub(crate) fn start(function: &'static str) -> Option<Box<Spans>> {
+    let call = tracing::info_span!(
+        target: "reattempt",
+        "retry.call",
+        otel.name = function,
+        code.function.name = function,
+        retry.attempts = Empty,
+        retry.give_up = Empty,
+        otel.status_code = Empty,
+        error.type = Empty,
+    );
+    if call.is_disabled() {
+        return None;
+    }
+    Some(Box::new(Spans {
+        call,
+        attempt: Span::none(),
+    }))
+}
+
+impl Spans {
+    /// Opens the span of attempt `number`; `http` when an earlier attempt
+    /// of the call had an HTTP outcome, so that this one is a resend.
+    pub(crate) fn begin(&mut self, number: u32, http: bool) {
+        self.attempt = tracing::info_span!(
+            target: "reattempt",
+            parent: &self.call,
+            "retry.attempt",
+            retry.attempt = i64::from(number),
+            http.request.resend_count = Empty,
+            otel.status_code = Empty,
+            error.type = Empty,
+            http.response.status_code = Empty,
+            db.response.status_code = Empty,
+            rpc.grpc.status_code = Empty,
+        );
+        if http && number > 1 {
+            self.attempt
+                .record("http.request.resend_count", i64::from(number - 1));
+        }
+    }
+
+    /// The span of the attempt in progress.
+    pub(crate) fn attempt(&self) -> &Span {
+        &self.attempt
+    }
+
+    /// The attempt failed with `class`.
+    pub(crate) fn failed(&self, class: &Classification) {
+        let span = &self.attempt;
+        span.record("otel.status_code", "ERROR");
+        span.record("error.type", error_type(class));
+        let Some(code) = class.code() else {
+            return;
+        };
+        match class.code_kind() {
+            CodeKind::Http => {
+                if let Ok(status) = code.parse::<i64>() {
+                    span.record("http.response.status_code", status);
+                }
+            }
+            CodeKind::Database => {
+                span.record("db.response.status_code", code);
+            }
+            CodeKind::Grpc => {
+                if let Some(number) = grpc::number(code) {
+                    span.record("rpc.grpc.status_code", number);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// The attempt is over: its span closes.
+    pub(crate) fn end(&mut self) {
+        self.attempt = Span::none();
+    }
+
+    /// The call ended after `attempts` attempts.
+    pub(crate) fn ended(&self, attempts: u32) {
+        self.call.record("retry.attempts", i64::from(attempts));
+    }
+
+    /// The call gave up after `class`, for `reason`.
+    pub(crate) fn gave_up(&self, class: &Classification, reason: GiveUp) {
+        self.call.record("otel.status_code", "ERROR");
+        self.call.record("error.type", error_type(class));
+        self.call.record("retry.give_up", reason.as_str());
+    }
+}
+
+/// `error.type`: the error's code when the classifier knew it, else its
+/// class.
+fn error_type(class: &Classification) -> &str {
+    class.code().unwrap_or(class.class().as_str())
+}

@@ -93,8 +93,9 @@ pub struct Call<'p, B, C, S = Boxed> {
     /// not started yet. It is counted when it starts, and its token given
     /// back if the call is dropped first.
     retry_pending: AtomicBool,
-    /// The call's spans, when a subscriber is interested.
-    spans: Option<Box<Spans>>,
+    /// The call's spans, when a subscriber is interested; dropped by
+    /// `Drop` out of line, so that a call without them drops inline.
+    spans: ManuallyDrop<Option<Box<Spans>>>,
     /// Created at the first failure (or the first hook), so that a call that
     /// succeeds at once initialises none of it.
     failures: S,
@@ -106,10 +107,20 @@ impl<B, C, S> Drop for Call<'_, B, C, S> {
         if !self.ended {
             self.cancelled();
         }
+        if self.spans.is_some() {
+            self.drop_spans();
+        }
     }
 }
 
 impl<B, C, S> Call<'_, B, C, S> {
+    #[cold]
+    #[inline(never)]
+    fn drop_spans(&mut self) {
+        // SAFETY: called once, from `drop`; the spans are never used after.
+        unsafe { ManuallyDrop::drop(&mut self.spans) }
+    }
+
     /// The call was dropped before a decision returned its outcome.
     #[cold]
     #[inline(never)]
@@ -278,7 +289,7 @@ impl<'p, B: Backoff, C: Clock, S: Slot> Call<'p, B, C, S> {
             timed_out: AtomicBool::new(false),
             ended: false,
             retry_pending: AtomicBool::new(false),
-            spans: spans::start(site.name()),
+            spans: ManuallyDrop::new(spans::start(site.name())),
             failures: S::default(),
         }
     }
@@ -351,7 +362,7 @@ impl<'p, B: Backoff, C: Clock, S: Slot> Call<'p, B, C, S> {
                     self.site.success_streak();
                 }
                 self.ended = true;
-                if let Some(spans) = &mut self.spans {
+                if let Some(spans) = &mut *self.spans {
                     spans.end();
                     spans.ended(self.attempt);
                 }
@@ -371,7 +382,7 @@ impl<'p, B: Backoff, C: Clock, S: Slot> Call<'p, B, C, S> {
     /// Opens the span of the attempt about to run, when the call has spans.
     #[inline]
     pub fn begin_attempt(&mut self) {
-        if let Some(spans) = &mut self.spans {
+        if let Some(spans) = &mut *self.spans {
             let http = self
                 .failures
                 .peek()
@@ -544,8 +555,14 @@ impl<'p, B: Backoff, C: Clock, S: Slot> Call<'p, B, C, S> {
         failures.last_delay = None;
         let elapsed = self.elapsed();
         self.site.success_after_retries(elapsed);
-        let call_id = self.call_id.id();
-        log::succeeded(self.site, self.policy, self.attempt, call_id, elapsed, span);
+        log::succeeded(
+            self.site,
+            self.policy,
+            self.attempt,
+            &self.call_id,
+            elapsed,
+            span,
+        );
     }
 
     #[cold]
@@ -569,7 +586,7 @@ impl<'p, B: Backoff, C: Clock, S: Slot> Call<'p, B, C, S> {
         if let Some(after) = self.policy.alert_after
             && let Some(alert) = self.site.failure_streak(&class, after.get())
         {
-            log::alert(&alert, self.call_id.id(), span);
+            log::alert(&alert, &self.call_id, span);
             if let Some(hook) = self.policy.on_alert {
                 hook(&alert);
             }
@@ -580,7 +597,7 @@ impl<'p, B: Backoff, C: Clock, S: Slot> Call<'p, B, C, S> {
                     self.site,
                     self.policy,
                     self.attempt,
-                    self.call_id.id(),
+                    &self.call_id,
                     &class,
                     error,
                     delay,
@@ -594,7 +611,7 @@ impl<'p, B: Backoff, C: Clock, S: Slot> Call<'p, B, C, S> {
                 let failures = self.failures();
                 failures.last_delay = Some(delay);
                 failures.skipped = failures.skipped.saturating_add(delay - wait);
-                if let Some(spans) = &mut self.spans {
+                if let Some(spans) = &mut *self.spans {
                     spans.end();
                 }
                 Decision::Retry(wait)
@@ -604,7 +621,7 @@ impl<'p, B: Backoff, C: Clock, S: Slot> Call<'p, B, C, S> {
                     self.site,
                     self.policy,
                     self.attempt,
-                    self.call_id.id(),
+                    &self.call_id,
                     &class,
                     error,
                     reason,
@@ -621,7 +638,7 @@ impl<'p, B: Backoff, C: Clock, S: Slot> Call<'p, B, C, S> {
                     let record = self.record(reason, &class, error, elapsed, fields);
                     dead_letter::deliver(sink, &record);
                 }
-                if let Some(spans) = &mut self.spans {
+                if let Some(spans) = &mut *self.spans {
                     spans.gave_up(&class, reason);
                     spans.end();
                     spans.ended(self.attempt);
@@ -734,7 +751,7 @@ impl<'p, B: Backoff, C: Clock, S: Slot> Call<'p, B, C, S> {
     /// and refused under `nested = single`.
     fn nested_in(&self, outer: &'static str) -> Result<(), GiveUp> {
         if !self.site.nested_warned.swap(true, Ordering::Relaxed) {
-            log::nested(self.site.name(), outer, self.call_id.id());
+            log::nested(self.site.name(), outer, &self.call_id);
         }
         match self.policy.nested {
             Nested::Allow => Ok(()),

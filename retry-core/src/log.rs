@@ -36,7 +36,7 @@ use tracing::Span;
 use tracing::field::Value;
 
 use crate::class::Classification;
-use crate::current::CallId;
+use crate::current::CallIdCell;
 use crate::give_up::GiveUp;
 use crate::policy::Policy;
 use crate::stats::{Alert, Site};
@@ -63,6 +63,10 @@ impl MaxField {
     }
 }
 
+// The call id is passed as its cell, and drawn inside each event's
+// macro: field values are evaluated only when the event is enabled, so a
+// call nobody logs never draws one.
+
 fn millis(d: Duration) -> u64 {
     u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
 }
@@ -72,7 +76,7 @@ pub(crate) fn retrying<B>(
     site: &Site,
     policy: &Policy<B>,
     attempt: u32,
-    call_id: CallId,
+    call_id: &CallIdCell,
     class: &Classification,
     error: &dyn fmt::Display,
     delay: Duration,
@@ -84,7 +88,7 @@ pub(crate) fn retrying<B>(
     tracing::warn!(
         target: "reattempt",
         function = site.name(),
-        call_id = %call_id,
+        call_id = %call_id.id(),
         attempt,
         max = max.value(),
         class = class.class().as_str(),
@@ -101,7 +105,7 @@ pub(crate) fn gave_up<B>(
     site: &Site,
     policy: &Policy<B>,
     attempt: u32,
-    call_id: CallId,
+    call_id: &CallIdCell,
     class: &Classification,
     error: &dyn fmt::Display,
     reason: GiveUp,
@@ -113,7 +117,7 @@ pub(crate) fn gave_up<B>(
     tracing::error!(
         target: "reattempt",
         function = site.name(),
-        call_id = %call_id,
+        call_id = %call_id.id(),
         attempt,
         max = max.value(),
         class = class.class().as_str(),
@@ -131,7 +135,7 @@ pub(crate) fn succeeded<B>(
     site: &Site,
     policy: &Policy<B>,
     attempt: u32,
-    call_id: CallId,
+    call_id: &CallIdCell,
     elapsed: Duration,
     span: &dyn Fn() -> Span,
 ) {
@@ -140,7 +144,7 @@ pub(crate) fn succeeded<B>(
     tracing::info!(
         target: "reattempt",
         function = site.name(),
-        call_id = %call_id,
+        call_id = %call_id.id(),
         attempt,
         max = max.value(),
         elapsed_ms = millis(elapsed),
@@ -148,12 +152,12 @@ pub(crate) fn succeeded<B>(
     );
 }
 
-pub(crate) fn alert(alert: &Alert, call_id: CallId, span: &dyn Fn() -> Span) {
+pub(crate) fn alert(alert: &Alert, call_id: &CallIdCell, span: &dyn Fn() -> Span) {
     let _fields = span().entered();
     tracing::error!(
         target: "reattempt",
         function = alert.function,
-        call_id = %call_id,
+        call_id = %call_id.id(),
         class = alert.class.as_str(),
         code = alert.code.as_deref(),
         count = alert.count,
@@ -161,11 +165,11 @@ pub(crate) fn alert(alert: &Alert, call_id: CallId, span: &dyn Fn() -> Span) {
     );
 }
 
-pub(crate) fn nested(inner: &'static str, outer: &'static str, call_id: CallId) {
+pub(crate) fn nested(inner: &'static str, outer: &'static str, call_id: &CallIdCell) {
     tracing::warn!(
         target: "reattempt",
         function = inner,
-        call_id = %call_id,
+        call_id = %call_id.id(),
         outer,
         "a retried call runs inside another retried call: their attempts multiply",
     );

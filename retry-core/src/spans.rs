@@ -30,6 +30,17 @@ pub(crate) struct Spans {
 /// The spans of a call of `function`, or `None` when nobody listens.
 #[inline]
 pub(crate) fn start(function: &'static str) -> Option<Box<Spans>> {
+    // One load when no subscriber was ever set, as in programs that do not
+    // trace; the callsite's interest is checked out of line.
+    if !tracing::dispatcher::has_been_set() {
+        return None;
+    }
+    start_spans(function)
+}
+
+#[cold]
+#[inline(never)]
+fn start_spans(function: &'static str) -> Option<Box<Spans>> {
     let call = tracing::info_span!(
         target: "reattempt",
         "retry.call",

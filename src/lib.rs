@@ -58,6 +58,9 @@ pub use reattempt_core::{
 #[cfg(feature = "reqwest")]
 pub use reattempt_core::reqwest;
 
+#[cfg(feature = "redis-fleet")]
+pub use reattempt_core::fleet;
+
 #[doc(hidden)]
 pub mod __private {
     pub use reattempt_core::__private::*;

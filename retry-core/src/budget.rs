@@ -55,6 +55,9 @@ pub struct RetryBudget {
     slot_nanos: u64,
     epoch: OnceLock<Instant>,
     slots: [Slot; SLOTS],
+    /// The fleet's budget in Redis, once shared.
+    #[cfg(feature = "redis-fleet")]
+    shared: OnceLock<crate::fleet::FleetBudget>,
 }
 
 #[derive(Debug)]
@@ -107,6 +110,8 @@ impl RetryBudget {
             slot_nanos: window_nanos / SLOTS as u64,
             epoch: OnceLock::new(),
             slots: [const { Slot::new() }; SLOTS],
+            #[cfg(feature = "redis-fleet")]
+            shared: OnceLock::new(),
         }
     }
 
@@ -116,15 +121,66 @@ impl RetryBudget {
         RetryBudget::new(0.2, 10, Duration::from_secs(10))
     }
 
+    /// Shares this budget with every instance that shares one under the
+    /// same scope in the same Redis (feature `redis-fleet`; see
+    /// [`fleet`](crate::fleet)). Call it once at start-up; a budget already
+    /// shared gives `fleet` back, boxed.
+    ///
+    /// ```no_run
+    /// use reattempt::fleet::FleetBudget;
+    /// use reattempt::{RetryBudget, retry};
+    /// use std::time::Duration;
+    ///
+    /// static PAYMENTS: RetryBudget = RetryBudget::new(0.1, 1, Duration::from_secs(10));
+    ///
+    /// #[retry(max = 4, budget = PAYMENTS)]
+    /// fn charge() -> std::io::Result<()> {
+    ///     Ok(())
+    /// }
+    ///
+    /// let fleet = FleetBudget::connect("redis://127.0.0.1:6379", "orders->payments")?;
+    /// PAYMENTS.share(fleet).expect("shared once");
+    /// charge()?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    #[cfg(feature = "redis-fleet")]
+    pub fn share(
+        &self,
+        fleet: crate::fleet::FleetBudget,
+    ) -> Result<(), Box<crate::fleet::FleetBudget>> {
+        self.shared.set(fleet).map_err(Box::new)
+    }
+
     /// Counts a first attempt.
     pub fn deposit(&self) {
         self.slot(self.now())
             .balance
             .fetch_add(self.deposit, Ordering::Relaxed);
+        #[cfg(feature = "redis-fleet")]
+        if let Some(fleet) = self.shared.get() {
+            fleet.deposit(self.deposit);
+        }
     }
 
-    /// Takes a token for a retry, or says there is none left.
+    /// Takes a token for a retry, or says there is none left: from the
+    /// fleet when the budget is shared and Redis answers, else locally.
     pub fn try_withdraw(&self) -> bool {
+        #[cfg(feature = "redis-fleet")]
+        if let Some(fleet) = self.shared.get() {
+            use crate::fleet::Fleet;
+            match fleet.withdraw(MILLI, self.reserve, self.slot_nanos) {
+                Fleet::Withdrawn => {
+                    // Kept locally too, so that a fallback starts from what
+                    // this instance spent.
+                    self.slot(self.now())
+                        .balance
+                        .fetch_sub(MILLI, Ordering::Relaxed);
+                    return true;
+                }
+                Fleet::Refused => return false,
+                Fleet::Unreachable => {}
+            }
+        }
         let now = self.now();
         if self.balance_at(now) < MILLI {
             return false;
@@ -139,6 +195,10 @@ impl RetryBudget {
         self.slot(self.now())
             .balance
             .fetch_add(MILLI, Ordering::Relaxed);
+        #[cfg(feature = "redis-fleet")]
+        if let Some(fleet) = self.shared.get() {
+            fleet.deposit(MILLI);
+        }
     }
 
     /// The retries the budget would allow now.

@@ -26,6 +26,8 @@ mod current;
 pub mod dead_letter;
 pub mod dynamic;
 mod export;
+#[cfg(feature = "redis-fleet")]
+pub mod fleet;
 mod give_up;
 pub mod hooks;
 pub mod jitter;

@@ -1,0 +1,322 @@
+//! A retry budget shared by several processes through Redis: the fleet's
+//! retries stay under one budget, Redis going away leaves every call on its
+//! local budget and none waits for it, and bad input is a clear error.
+//!
+//! The fleet test runs this same binary as child processes. Needs
+//! `RETRY_TEST_REDIS_URL` (set by `.ci/run`); the tests that stop a server
+//! start their own `redis-server` on another port and end it by its pid.
+
+mod common;
+#[path = "../../tests/common/mod.rs"]
+mod logs;
+
+use std::io::{self, ErrorKind};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant, SystemTime};
+
+use reattempt::fleet::FleetBudget;
+use reattempt::{RetryBudget, retry};
+
+const URL: &str = "RETRY_TEST_REDIS_URL";
+const CHILD: &str = "REATTEMPT_FLEET_CHILD";
+const SCOPE: &str = "REATTEMPT_FLEET_SCOPE";
+const CALLS: u64 = 1_000;
+
+fn no_wait(_: Duration) {}
+
+/// 10% of first attempts, and a reserve of 1 a second over 10 s: 10.
+static BUDGET: RetryBudget = RetryBudget::new(0.1, 1, Duration::from_secs(10));
+
+#[retry(max = 5, backoff = none, sleep = no_wait, budget = BUDGET)]
+fn always_failing() -> io::Result<()> {
+    Err(ErrorKind::ConnectionReset.into())
+}
+
+/// What each child process does: `CALLS` failing calls on the budget,
+/// shared or not, then prints its retries. A no-op as a plain test.
+#[test]
+fn child_calls_a_failing_backend() {
+    let Some(mode) = std::env::var_os(CHILD) else {
+        return;
+    };
+    if mode == "shared" {
+        let fleet = FleetBudget::connect_with_timeout(
+            &std::env::var(URL).unwrap(),
+            &std::env::var(SCOPE).unwrap(),
+            Duration::from_millis(200),
+        )
+        .unwrap();
+        BUDGET.share(fleet).unwrap();
+    }
+    for _ in 0..CALLS {
+        always_failing().unwrap_err();
+    }
+    let stats = reattempt::stats::get("fleet_budget::always_failing").unwrap();
+    println!("retries={}", stats.attempts - stats.calls);
+}
+
+/// The retries of four processes, sharing the budget or not.
+fn fleet_retries(url: &str, mode: &str) -> u64 {
+    let scope = format!("test-{}", common::unique());
+    let children: Vec<Child> = (0..4)
+        .map(|_| {
+            Command::new(std::env::current_exe().unwrap())
+                .args([
+                    "--exact",
+                    "child_calls_a_failing_backend",
+                    "--test-threads",
+                    "1",
+                    "--nocapture",
+                ])
+                .env(CHILD, mode)
+                .env(SCOPE, &scope)
+                .env(URL, url)
+                .stdout(Stdio::piped())
+                .stderr(Stdio::null())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    let mut total = 0;
+    for child in children {
+        let output = child.wait_with_output().unwrap();
+        assert!(output.status.success(), "a child failed");
+        let text = String::from_utf8_lossy(&output.stdout);
+        // The harness may print the test's name on the same line.
+        let retries: u64 = text
+            .split("retries=")
+            .nth(1)
+            .and_then(|rest| rest.split_whitespace().next())
+            .unwrap_or_else(|| panic!("no count in {text}"))
+            .parse()
+            .unwrap();
+        total += retries;
+    }
+    total
+}
+
+#[test]
+fn four_processes_sharing_a_budget_retry_at_most_its_ratio_plus_one_reserve() {
+    let Some(url) = common::server_url(URL) else {
+        return;
+    };
+    let started = Instant::now();
+    let shared = fleet_retries(&url, "shared");
+    let local = fleet_retries(&url, "local");
+    eprintln!("fleet retries: shared {shared}, local {local}");
+    assert!(
+        started.elapsed() < Duration::from_secs(9),
+        "both runs inside one window"
+    );
+    // 10% of 4,000 first attempts, plus one reserve of 10, within 5%.
+    let allowed = 4_000 / 10 + 10;
+    assert!(
+        shared <= allowed * 105 / 100,
+        "shared: {shared} retries, {allowed} allowed"
+    );
+    assert!(
+        shared >= allowed * 90 / 100,
+        "shared: {shared}: the budget was used"
+    );
+    // Four local budgets each have their own reserve.
+    assert!(local > shared, "local {local} against shared {shared}");
+    assert!(local <= 4 * (1_000 / 10 + 10) * 105 / 100, "local: {local}");
+}
+
+/// A `redis-server` of the test's own, on a free port, ended by its pid.
+struct OwnRedis {
+    child: Child,
+    port: u16,
+}
+
+impl OwnRedis {
+    fn start(port: u16, password: Option<&str>) -> OwnRedis {
+        let mut args = vec![
+            "--port".to_owned(),
+            port.to_string(),
+            "--bind".to_owned(),
+            "127.0.0.1".to_owned(),
+            "--save".to_owned(),
+            String::new(),
+            "--appendonly".to_owned(),
+            "no".to_owned(),
+        ];
+        if let Some(password) = password {
+            args.extend(["--requirepass".to_owned(), password.to_owned()]);
+        }
+        let child = Command::new("redis-server")
+            .args(&args)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("redis-server on this machine");
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(Instant::now() < deadline, "redis-server did not start");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        OwnRedis { child, port }
+    }
+
+    fn url(&self) -> String {
+        format!("redis://127.0.0.1:{}", self.port)
+    }
+
+    fn stop(mut self) {
+        self.child.kill().unwrap();
+        self.child.wait().unwrap();
+    }
+}
+
+impl Drop for OwnRedis {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+static SURVIVING: RetryBudget = RetryBudget::new(0.5, 10, Duration::from_secs(10));
+
+#[retry(max = 4, backoff = none, sleep = no_wait, budget = SURVIVING)]
+fn survives_redis() -> io::Result<()> {
+    Err(ErrorKind::ConnectionReset.into())
+}
+
+fn keys(url: &str, prefix: &str) -> usize {
+    let mut conn = redis::Client::open(url).unwrap().get_connection().unwrap();
+    let keys: Vec<String> = redis::cmd("KEYS")
+        .arg(format!("{prefix}:*"))
+        .query(&mut conn)
+        .unwrap();
+    keys.len()
+}
+
+#[test]
+fn with_redis_gone_calls_go_on_locally_and_none_waits_then_rejoin() {
+    if common::server_url(URL).is_none() {
+        return;
+    }
+    let port = common::closed_port();
+    let redis = OwnRedis::start(port, None);
+    let fleet =
+        FleetBudget::connect_with_timeout(&redis.url(), "survival", Duration::from_millis(20))
+            .unwrap();
+    let prefix = fleet.key_prefix();
+    SURVIVING.share(fleet).unwrap();
+    for _ in 0..20 {
+        survives_redis().unwrap_err();
+    }
+    assert!(keys(&redis.url(), &prefix) > 0, "the budget is in Redis");
+
+    redis.stop();
+    let (events, _) = logs::capture_logs(|| {
+        let mut slowest = Duration::ZERO;
+        for _ in 0..50 {
+            let started = Instant::now();
+            survives_redis().unwrap_err();
+            slowest = slowest.max(started.elapsed());
+        }
+        // Each call asks Redis at most once before deciding alone for a
+        // second; the connection is refused at once, or times out at 20 ms.
+        assert!(
+            slowest < Duration::from_millis(500),
+            "a call waited {slowest:?}"
+        );
+    });
+    let warned = events
+        .iter()
+        .filter(|e| {
+            e["fields"]["message"]
+                .as_str()
+                .is_some_and(|m| m.starts_with("Redis did not answer"))
+        })
+        .count();
+    assert_eq!(warned, 1, "the fallback is logged once");
+
+    let redis = OwnRedis::start(port, None);
+    std::thread::sleep(Duration::from_millis(1_100));
+    for _ in 0..20 {
+        survives_redis().unwrap_err();
+    }
+    assert!(
+        keys(&redis.url(), &prefix) > 0,
+        "shared again once Redis answers"
+    );
+    redis.stop();
+}
+
+#[test]
+fn a_bad_url_or_password_is_an_error_at_set_up() {
+    if common::server_url(URL).is_none() {
+        return;
+    }
+    assert!(FleetBudget::connect("not a url", "s").is_err());
+    assert!(
+        FleetBudget::connect(&format!("redis://127.0.0.1:{}", common::closed_port()), "s").is_err()
+    );
+    let port = common::closed_port();
+    let redis = OwnRedis::start(port, Some("right"));
+    let error = FleetBudget::connect(&format!("redis://:wrong@127.0.0.1:{port}"), "s").unwrap_err();
+    assert!(
+        error.to_string().to_lowercase().contains("pass") || error.code().is_some(),
+        "{error}"
+    );
+    assert!(FleetBudget::connect(&format!("redis://:right@127.0.0.1:{port}"), "s").is_ok());
+    redis.stop();
+}
+
+static CORRUPTED: RetryBudget = RetryBudget::new(0.5, 10, Duration::from_secs(10));
+
+#[retry(max = 2, backoff = none, sleep = no_wait, budget = CORRUPTED)]
+fn on_a_corrupt_budget() -> io::Result<()> {
+    Err(ErrorKind::ConnectionReset.into())
+}
+
+#[test]
+fn a_budget_value_that_is_not_a_number_is_logged_and_reset() {
+    let Some(url) = common::server_url(URL) else {
+        return;
+    };
+    let fleet = FleetBudget::connect(&url, &format!("corrupt-{}", common::unique())).unwrap();
+    let prefix = fleet.key_prefix();
+    CORRUPTED.share(fleet).unwrap();
+    // Slots of one second (a 10 s window): corrupt this one and its
+    // neighbours, so that a second boundary does not matter.
+    let now = SystemTime::now()
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .unwrap()
+        .as_secs();
+    let mut conn = redis::Client::open(url.as_str())
+        .unwrap()
+        .get_connection()
+        .unwrap();
+    for slot in now - 1..=now + 1 {
+        let () = redis::cmd("SET")
+            .arg(format!("{prefix}:{slot}"))
+            .arg("garbage")
+            .query(&mut conn)
+            .unwrap();
+    }
+    let (events, _) = logs::capture_logs(|| {
+        on_a_corrupt_budget().unwrap_err();
+    });
+    assert!(
+        events.iter().any(|e| e["fields"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("not a number"))),
+        "{events:?}"
+    );
+    let stats = reattempt::stats::get("fleet_budget::on_a_corrupt_budget").unwrap();
+    assert_eq!(stats.attempts, 2, "the reset budget allowed the retry");
+    let value: Option<String> = redis::cmd("GET")
+        .arg(format!("{prefix}:{now}"))
+        .query(&mut conn)
+        .unwrap();
+    assert!(value.is_none_or(|v| v.parse::<i64>().is_ok()), "reset");
+    for slot in now - 1..=now + 1 {
+        let () = redis::cmd("DEL")
+            .arg(format!("{prefix}:{slot}"))
+            .query(&mut conn)
+            .unwrap();
+    }
+}

@@ -206,6 +206,77 @@ async fn a_session_killed_mid_statement_is_not_retried_when_it_must_not_run_twic
     db.drop_schema().await;
 }
 
+/// A payment whose COMMIT is slow: a deferred trigger sleeps as the
+/// transaction commits, and the first attempt's session is terminated
+/// then, so that nobody can tell whether the COMMIT took effect.
+#[retry(max = 3, backoff = fixed(50ms), idempotent = false)]
+async fn pay_once(
+    db: &Db,
+    attempts: &AtomicU32,
+    killer: &Mutex<Option<oneshot::Sender<i32>>>,
+) -> Result<(), sqlx::Error> {
+    attempts.fetch_add(1, Ordering::SeqCst);
+    let mut tx = db.pool.begin().await?;
+    let pid: i32 = sqlx::query_scalar("SELECT pg_backend_pid()")
+        .fetch_one(&mut *tx)
+        .await?;
+    sqlx::query(&format!(
+        "INSERT INTO {}.payments (id) VALUES (1)",
+        db.schema
+    ))
+    .execute(&mut *tx)
+    .await?;
+    if let Some(tell) = killer.lock().unwrap().take() {
+        let _ = tell.send(pid);
+    }
+    tx.commit().await
+}
+
+#[tokio::test]
+async fn a_commit_interrupted_by_pg_terminate_backend_is_not_retried_when_it_must_not_run_twice() {
+    let Some(db) = Db::connect().await else {
+        return;
+    };
+    db.run("CREATE TABLE {s}.payments (id int PRIMARY KEY)")
+        .await;
+    db.run(
+        "CREATE FUNCTION {s}.slow_commit() RETURNS trigger LANGUAGE plpgsql AS \
+         $$ BEGIN PERFORM pg_sleep(30); RETURN NULL; END $$",
+    )
+    .await;
+    db.run(
+        "CREATE CONSTRAINT TRIGGER slow AFTER INSERT ON {s}.payments \
+         DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION {s}.slow_commit()",
+    )
+    .await;
+    let (tell, pid) = oneshot::channel();
+    let killer = {
+        let pool = db.pool.clone();
+        tokio::spawn(async move {
+            let pid = pid.await.unwrap();
+            // Let the COMMIT reach the trigger's sleep.
+            tokio::time::sleep(Duration::from_millis(300)).await;
+            let killed: bool = sqlx::query_scalar("SELECT pg_terminate_backend($1)")
+                .bind(pid)
+                .fetch_one(&pool)
+                .await
+                .unwrap();
+            assert!(killed);
+        })
+    };
+    let attempts = AtomicU32::new(0);
+    let error = tokio::time::timeout(
+        Duration::from_secs(20),
+        pay_once(&db, &attempts, &Mutex::new(Some(tell))),
+    )
+    .await
+    .expect("the COMMIT was cut")
+    .unwrap_err();
+    killer.await.unwrap();
+    assert_eq!(attempts.load(Ordering::SeqCst), 1, "not retried: {error}");
+    db.drop_schema().await;
+}
+
 #[retry(max = 5, backoff = fixed(20ms), jitter = full, after = |ctx| seen(codes, ctx))]
 async fn book(
     db: &Db,

@@ -163,7 +163,36 @@ fn sizes() {
     println!("async-once\ttryhard\t{}", size(tryhard_once(&failed)));
 }
 
+/// A subscriber interested in everything that does nothing with it: what
+/// the spans and events of a call cost when someone listens, without the
+/// cost of a real subscriber's own work.
+struct Listening;
+
+impl tracing::Subscriber for Listening {
+    fn enabled(&self, _: &tracing::Metadata<'_>) -> bool {
+        true
+    }
+
+    fn new_span(&self, _: &tracing::span::Attributes<'_>) -> tracing::span::Id {
+        tracing::span::Id::from_u64(1)
+    }
+
+    fn record(&self, _: &tracing::span::Id, _: &tracing::span::Record<'_>) {}
+
+    fn record_follows_from(&self, _: &tracing::span::Id, _: &tracing::span::Id) {}
+
+    fn event(&self, _: &tracing::Event<'_>) {}
+
+    fn enter(&self, _: &tracing::span::Id) {}
+
+    fn exit(&self, _: &tracing::span::Id) {}
+}
+
 fn main() {
+    // `CALLS_SUBSCRIBER=1`: measure with a subscriber that listens.
+    if std::env::var_os("CALLS_SUBSCRIBER").is_some() {
+        tracing::subscriber::set_global_default(Listening).expect("the only subscriber");
+    }
     let args: Vec<String> = std::env::args().skip(1).collect();
     match args
         .iter()

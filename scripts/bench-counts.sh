@@ -34,6 +34,16 @@ printf 'group\tvariant\tinstructions\n'
 done
 
 echo
+echo "## Instructions per call of the success path with a subscriber that listens"
+printf 'group\tvariant\tinstructions\n'
+for group in sync async; do
+    base=$(CALLS_SUBSCRIBER=1 instructions "$group" reattempt 0)
+    total=$(CALLS_SUBSCRIBER=1 instructions "$group" reattempt "$calls")
+    awk -v g="$group" -v b="$base" -v t="$total" -v n="$calls" \
+        'BEGIN { printf "%s\treattempt\t%.1f\n", g, (t - b) / n }'
+done
+
+echo
 echo "## Heap allocations per call"
 printf 'group\tvariant\tallocations\n'
 "$binary" allocs

@@ -50,8 +50,9 @@ pub struct Stats {
     pub give_ups: GiveUps,
     /// Attempts made, first ones included.
     pub attempts: u64,
-    /// Time spent by calls that needed more than one attempt, waits
-    /// included.
+    /// Time spent by calls, waits included: by calls that needed more than
+    /// one attempt; with the `metrics` feature, which reads the clock as
+    /// every call starts, by every call, from its start.
     pub time: Duration,
     /// Alerts raised (`alert_after`).
     pub alerts: u64,
@@ -285,6 +286,9 @@ impl Site {
     #[inline]
     pub(crate) fn first_try_success(&'static self, elapsed: Option<Duration>) {
         self.first_try.fetch_add(1, Ordering::Relaxed);
+        if let Some(elapsed) = elapsed {
+            self.add_time(elapsed);
+        }
         export::call_ended(&self.labels, Ended::FirstTry, elapsed);
     }
 

@@ -111,4 +111,22 @@ fn every_series_is_exported_as_it_happens() {
         (3, 6),
         "the same figures in-process"
     );
+    // With the feature, the in-process time covers every call, the
+    // first-try success included, as the histogram does.
+    let recorded: f64 = ["first_try", "after_retries", "gave_up"]
+        .iter()
+        .filter_map(
+            |o| match counter("reattempt_call_duration_seconds", &[("outcome", o)]) {
+                Some(DebugValue::Histogram(values)) => {
+                    Some(values.iter().map(|v| v.into_inner()).sum::<f64>())
+                }
+                _ => None,
+            },
+        )
+        .sum();
+    assert!(
+        (stats.time.as_secs_f64() - recorded).abs() < 1e-6,
+        "{:?} against {recorded}",
+        stats.time
+    );
 }

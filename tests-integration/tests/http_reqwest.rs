@@ -197,21 +197,20 @@ async fn retry_after_zero_from_an_overloaded_server_waits_the_backoff() {
     }
 }
 
-#[tokio::test(start_paused = true)]
-async fn a_429_with_ratelimit_reset_in_delta_seconds_waits_as_asked() {
+/// GETs `path`, which answers 429 once and then 200: the time waited.
+async fn waited_out_a_429(path: &str) -> Duration {
     let (addr, counts) = server().await;
     let started = Instant::now();
-    let response = get(
-        &reqwest::Client::new(),
-        &format!("http://{addr}/reset-delta"),
-    )
-    .await
-    .unwrap();
-    assert_eq!(
-        (response.status().as_u16(), hits(&counts, "reset-delta")),
-        (200, 2)
-    );
-    let waited = started.elapsed();
+    let response = get(&reqwest::Client::new(), &format!("http://{addr}/{path}"))
+        .await
+        .unwrap();
+    assert_eq!((response.status().as_u16(), hits(&counts, path)), (200, 2));
+    started.elapsed()
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_429_with_ratelimit_reset_in_delta_seconds_waits_as_asked() {
+    let waited = waited_out_a_429("reset-delta").await;
     assert!(
         Duration::from_secs(2) <= waited && waited < Duration::from_millis(2100),
         "{waited:?}"
@@ -220,20 +219,8 @@ async fn a_429_with_ratelimit_reset_in_delta_seconds_waits_as_asked() {
 
 #[tokio::test(start_paused = true)]
 async fn a_429_with_an_x_ratelimit_reset_timestamp_waits_until_then() {
-    let (addr, counts) = server().await;
-    let started = Instant::now();
-    let response = get(
-        &reqwest::Client::new(),
-        &format!("http://{addr}/reset-epoch"),
-    )
-    .await
-    .unwrap();
-    assert_eq!(
-        (response.status().as_u16(), hits(&counts, "reset-epoch")),
-        (200, 2)
-    );
     // The timestamp has whole seconds: between two and three seconds ahead.
-    let waited = started.elapsed();
+    let waited = waited_out_a_429("reset-epoch").await;
     assert!(
         Duration::from_secs(2) <= waited && waited <= Duration::from_millis(3100),
         "{waited:?}"
@@ -314,15 +301,8 @@ async fn error_for_status_style_waits_the_retry_after_between_requests() {
 
 #[tokio::test(start_paused = true)]
 async fn a_429_with_an_http_date_waits_until_that_date() {
-    let (addr, counts) = server().await;
-    let started = Instant::now();
-    let response = get(&reqwest::Client::new(), &format!("http://{addr}/limited"))
-        .await
-        .unwrap();
-    assert_eq!(response.status(), 200);
-    assert_eq!(hits(&counts, "limited"), 2);
     // The date has whole seconds: between two and three seconds ahead.
-    let waited = started.elapsed();
+    let waited = waited_out_a_429("limited").await;
     assert!(
         Duration::from_secs(2) <= waited && waited <= Duration::from_millis(3100),
         "{waited:?}"

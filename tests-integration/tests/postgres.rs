@@ -110,6 +110,25 @@ async fn a_duplicate_key_fails_after_exactly_one_attempt() {
     db.drop_schema().await;
 }
 
+/// Terminates, `after` it is told, the backend whose pid it is told.
+fn terminate_when_told(
+    db: &Db,
+    pid: oneshot::Receiver<i32>,
+    after: Duration,
+) -> tokio::task::JoinHandle<()> {
+    let pool = db.pool.clone();
+    tokio::spawn(async move {
+        let pid = pid.await.unwrap();
+        tokio::time::sleep(after).await;
+        let killed: bool = sqlx::query_scalar("SELECT pg_terminate_backend($1)")
+            .bind(pid)
+            .fetch_one(&pool)
+            .await
+            .unwrap();
+        assert!(killed);
+    })
+}
+
 /// A query whose first attempt tells `killer` its backend and sleeps, to be
 /// terminated by `pg_terminate_backend` meanwhile.
 async fn long_query_body(
@@ -159,20 +178,8 @@ async fn with_the_first_session_killed(
     idempotent: bool,
 ) -> (Result<i32, sqlx::Error>, u32) {
     let (tell, pid) = oneshot::channel();
-    let killer = {
-        let pool = db.pool.clone();
-        tokio::spawn(async move {
-            let pid = pid.await.unwrap();
-            // Let the victim's pg_sleep start.
-            tokio::time::sleep(Duration::from_millis(200)).await;
-            let killed: bool = sqlx::query_scalar("SELECT pg_terminate_backend($1)")
-                .bind(pid)
-                .fetch_one(&pool)
-                .await
-                .unwrap();
-            assert!(killed);
-        })
-    };
+    // Let the victim's pg_sleep start.
+    let killer = terminate_when_told(db, pid, Duration::from_millis(200));
     let attempts = AtomicU32::new(0);
     let killer_slot = Mutex::new(Some(tell));
     let result = if idempotent {
@@ -250,20 +257,8 @@ async fn a_commit_interrupted_by_pg_terminate_backend_is_not_retried_when_it_mus
     )
     .await;
     let (tell, pid) = oneshot::channel();
-    let killer = {
-        let pool = db.pool.clone();
-        tokio::spawn(async move {
-            let pid = pid.await.unwrap();
-            // Let the COMMIT reach the trigger's sleep.
-            tokio::time::sleep(Duration::from_millis(300)).await;
-            let killed: bool = sqlx::query_scalar("SELECT pg_terminate_backend($1)")
-                .bind(pid)
-                .fetch_one(&pool)
-                .await
-                .unwrap();
-            assert!(killed);
-        })
-    };
+    // Let the COMMIT reach the trigger's sleep.
+    let killer = terminate_when_told(&db, pid, Duration::from_millis(300));
     let attempts = AtomicU32::new(0);
     let error = tokio::time::timeout(
         Duration::from_secs(20),

@@ -57,37 +57,93 @@ impl fmt::Display for Class {
 /// A short error code kept inline (no allocation): `"503"`, `"40P01"`,
 /// `"1213"`, `"CLUSTERDOWN"`.
 ///
-/// Codes longer than [`Code::CAPACITY`] bytes are cut at a character boundary.
+/// A code of up to [`Code::CAPACITY`] bytes is kept whole. A longer one is
+/// never cut silently: it is cut at a character boundary and ends with `…`,
+/// and [`is_cut`](Code::is_cut) says so; [`try_new`](Code::try_new) refuses
+/// it instead. (A classifier cannot fail, so the retry decision keeps the
+/// marked code rather than lose the classification.)
 ///
 /// ```
 /// use reattempt::Code;
 ///
 /// assert_eq!(Code::new("40P01").as_str(), "40P01");
 /// assert_eq!(Code::number(503).as_str(), "503");
+/// let long = Code::new("payment_method_declined_by_issuer");
+/// assert!(long.is_cut() && long.as_str().ends_with('…'));
+/// assert!(Code::try_new("payment_method_declined_by_issuer").is_err());
 /// ```
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Code {
+    /// The length in bytes, and [`CUT`] when the text was longer.
     len: u8,
     bytes: [u8; Code::CAPACITY],
 }
 
+/// The flag of `len` for a code that was cut.
+const CUT: u8 = 0x80;
+
+/// A code longer than [`Code::CAPACITY`] bytes, refused by
+/// [`Code::try_new`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CodeTooLong {
+    /// Its length in bytes.
+    pub len: usize,
+}
+
+impl fmt::Display for CodeTooLong {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "a code of {} bytes is longer than the {} a code holds",
+            self.len,
+            Code::CAPACITY
+        )
+    }
+}
+
+impl std::error::Error for CodeTooLong {}
+
 impl Code {
-    /// The longest code kept, in bytes.
+    /// The longest code kept whole, in bytes.
     pub const CAPACITY: usize = 23;
 
-    /// A code from text, cut to [`Code::CAPACITY`] bytes at a character
-    /// boundary.
+    /// A code from text; a text longer than [`Code::CAPACITY`] bytes is cut
+    /// at a character boundary and marked with a final `…`.
     pub const fn new(text: &str) -> Code {
         let src = text.as_bytes();
-        let mut len = if src.len() < Code::CAPACITY {
-            src.len()
-        } else {
-            Code::CAPACITY
-        };
+        if src.len() <= Code::CAPACITY {
+            return Code::copied(src, src.len(), false);
+        }
+        // Room for the three bytes of `…`.
+        let mut len = Code::CAPACITY - 3;
         // Step back over UTF-8 continuation bytes so the cut stays valid text.
-        while len < src.len() && len > 0 && (src[len] & 0b1100_0000) == 0b1000_0000 {
+        while len > 0 && (src[len] & 0b1100_0000) == 0b1000_0000 {
             len -= 1;
         }
+        let mut code = Code::copied(src, len, true);
+        let ellipsis = "…".as_bytes();
+        code.bytes[len] = ellipsis[0];
+        code.bytes[len + 1] = ellipsis[1];
+        code.bytes[len + 2] = ellipsis[2];
+        code.len = (len + 3) as u8 | CUT;
+        code
+    }
+
+    /// A code from text, or an error when it is longer than
+    /// [`Code::CAPACITY`] bytes.
+    pub const fn try_new(text: &str) -> Result<Code, CodeTooLong> {
+        if text.len() > Code::CAPACITY {
+            return Err(CodeTooLong { len: text.len() });
+        }
+        Ok(Code::new(text))
+    }
+
+    /// Whether the text was longer than [`Code::CAPACITY`] and was cut.
+    pub const fn is_cut(&self) -> bool {
+        self.len & CUT != 0
+    }
+
+    const fn copied(src: &[u8], len: usize, cut: bool) -> Code {
         let mut bytes = [0u8; Code::CAPACITY];
         let mut i = 0;
         while i < len {
@@ -95,7 +151,7 @@ impl Code {
             i += 1;
         }
         Code {
-            len: len as u8,
+            len: len as u8 | if cut { CUT } else { 0 },
             bytes,
         }
     }
@@ -127,7 +183,7 @@ impl Code {
 
     /// The code as text.
     pub fn as_str(&self) -> &str {
-        let bytes = &self.bytes[..usize::from(self.len)];
+        let bytes = &self.bytes[..usize::from(self.len & !CUT)];
         // Built only from whole `&str` characters or ASCII digits.
         core::str::from_utf8(bytes).unwrap_or_default()
     }
@@ -147,6 +203,18 @@ impl fmt::Display for Code {
 
 impl From<&str> for Code {
     fn from(text: &str) -> Code {
+        Code::new(text)
+    }
+}
+
+impl From<String> for Code {
+    fn from(text: String) -> Code {
+        Code::new(&text)
+    }
+}
+
+impl From<&String> for Code {
+    fn from(text: &String) -> Code {
         Code::new(text)
     }
 }
@@ -346,14 +414,28 @@ mod tests {
     use super::*;
 
     #[test]
-    fn code_keeps_short_text_and_cuts_long_text_at_a_char_boundary() {
+    fn code_keeps_short_text_whole_and_marks_a_cut_of_long_text() {
         assert_eq!(Code::new("").as_str(), "");
         assert_eq!(Code::new("CLUSTERDOWN").as_str(), "CLUSTERDOWN");
+        let exact = "a".repeat(Code::CAPACITY);
+        assert_eq!(Code::new(&exact).as_str(), exact);
+        assert!(!Code::new(&exact).is_cut());
         let long = "RESOURCE_EXHAUSTED_AND_THEN_SOME";
-        assert_eq!(Code::new(long).as_str(), &long[..Code::CAPACITY]);
-        // 22 ASCII bytes then a 2-byte character straddling the limit.
-        let text = format!("{}é", "a".repeat(22));
-        assert_eq!(Code::new(&text).as_str(), "a".repeat(22));
+        let cut = Code::new(long);
+        assert_eq!(cut.as_str(), format!("{}…", &long[..Code::CAPACITY - 3]));
+        assert!(cut.is_cut());
+        assert_eq!(Code::try_new(long), Err(CodeTooLong { len: long.len() }));
+        // 19 ASCII bytes then a 2-byte character straddling the cut.
+        let text = format!("{}ééé", "a".repeat(19));
+        assert_eq!(Code::new(&text).as_str(), format!("{}…", "a".repeat(19)));
+        // Codes built at run time convert too.
+        let owned = String::from("E_CARD_DECLINED");
+        let c = Classification::logical().with_code(owned.clone());
+        assert_eq!(c.code(), Some("E_CARD_DECLINED"));
+        assert_eq!(
+            Classification::logical().with_code(&owned).code(),
+            Some("E_CARD_DECLINED")
+        );
     }
 
     #[test]

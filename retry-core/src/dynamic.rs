@@ -53,6 +53,21 @@ impl Backoff for AnyBackoff {
 }
 
 /// A backoff as configuration gives it, checked before use.
+///
+/// ```
+/// use reattempt::dynamic::{BackoffSpec, DynamicPolicy};
+/// use std::time::Duration;
+///
+/// // Read from a configuration file: exponential from 100 ms, doubling,
+/// // capped at 5 s.
+/// let spec = BackoffSpec::Exponential {
+///     base: Duration::from_millis(100),
+///     factor: 2.0,
+///     max: Duration::from_secs(5),
+/// };
+/// let policy = DynamicPolicy::new().backoff(spec).max_attempts(4);
+/// # let _ = policy;
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq)]
 #[non_exhaustive]
 pub enum BackoffSpec {

@@ -56,7 +56,7 @@ pub mod __private;
 
 pub use attempt::{Boxed, Call, Decision, FailureState, FieldVisitor, Inline, Slot};
 pub use budget::RetryBudget;
-pub use class::{Applied, Class, Classification, Code, CodeKind};
+pub use class::{Applied, Class, Classification, Code, CodeKind, CodeTooLong};
 pub use classify::{
     ByType, Classified, ClassifiedValue, Classify, IntoClassification, classify_chain,
 };

@@ -34,6 +34,14 @@ impl Backoff for Fixed {
 }
 
 /// No wait between attempts: `backoff = none`.
+///
+/// ```
+/// use reattempt::backoff::{Backoff, NoBackoff};
+/// use std::time::Duration;
+///
+/// assert_eq!(NoBackoff.delay(1), Duration::ZERO);
+/// assert_eq!(NoBackoff.delay(u32::MAX), Duration::ZERO);
+/// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct NoBackoff;
 

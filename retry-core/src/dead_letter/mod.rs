@@ -259,6 +259,33 @@ pub type SinkError = Box<dyn Error + Send + Sync>;
 /// before the caller gets its error; a sink that blocks delays the caller.
 /// An error it returns is logged with the record, at ERROR, and the caller
 /// still gets its own error.
+///
+/// ```
+/// use reattempt::dead_letter::{DeadLetter, Record, SinkError};
+/// use reattempt::retry;
+/// use std::sync::atomic::{AtomicUsize, Ordering};
+///
+/// /// Counts records, for a dashboard; a real sink would store them.
+/// struct Counting(AtomicUsize);
+///
+/// impl DeadLetter for Counting {
+///     fn record(&self, record: &Record) -> Result<(), SinkError> {
+///         assert_eq!(record.function, "app::send");
+///         self.0.fetch_add(1, Ordering::Relaxed);
+///         Ok(())
+///     }
+/// }
+///
+/// static FAILED: Counting = Counting(AtomicUsize::new(0));
+///
+/// #[retry(max = 1, dead_letter = FAILED, name = "app::send")]
+/// fn send() -> std::io::Result<()> {
+///     Err(std::io::ErrorKind::PermissionDenied.into())
+/// }
+///
+/// send().unwrap_err();
+/// assert_eq!(FAILED.0.load(Ordering::Relaxed), 1);
+/// ```
 pub trait DeadLetter: Send + Sync {
     /// Stores one record.
     fn record(&self, record: &Record) -> Result<(), SinkError>;

@@ -566,7 +566,11 @@ fn classifier(
             code!(|__retry_e| #private::into_class(::core::matches!(__retry_e, #pat)))
         }
         Some(On::Closure(closure)) => {
-            code!(|__retry_e| #private::classify_with(__retry_e, #closure))
+            // At the closure's own span, so that a closure returning the
+            // wrong type is reported there.
+            let span = syn::spanned::Spanned::span(closure);
+            let with = respan(code!(#private::classify_with), span);
+            quote_spanned!(span=> |__retry_e| #with(__retry_e, #closure))
         }
         Some(On::Expr(_)) => {
             code!(|__retry_e| #private::Classify::classify(&__retry_on, __retry_e))

@@ -71,6 +71,11 @@ where
 
 /// What a classifier closure may return: `bool` (true = transient, false =
 /// logical), [`Class`] or [`Classification`].
+#[diagnostic::on_unimplemented(
+    message = "a classifier returns `bool`, `reattempt::Class` or `reattempt::Classification`, not `{Self}`",
+    label = "this classifier returns `{Self}`",
+    note = "`true` means transient (retried) and `false` logical; a `Class` or `Classification` says more"
+)]
 pub trait IntoClassification {
     /// The classification this value stands for.
     fn into_classification(self) -> Classification;

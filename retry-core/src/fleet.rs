@@ -1,5 +1,8 @@
-//! A retry budget shared by every instance of a service, kept in Redis
-//! (feature `redis-fleet`).
+//! A retry budget, and alert streaks, shared by every instance of a
+//! service, kept in Redis (feature `redis-fleet`). [`FleetAlerts`] and
+//! [`share_alerts`] count `alert_after` streaks for the whole fleet, so
+//! that one outage raises one alert; the rest of this page is about the
+//! budget.
 //!
 //! Each instance keeps its [`RetryBudget`](crate::RetryBudget) and
 //! [shares](crate::RetryBudget::share) it under a scope its instances have
@@ -70,20 +73,111 @@ redis.call('PEXPIRE', current, ttl)
 return {withdrawn, corrupt}
 ";
 
-/// The Redis side of a shared retry budget: where it is kept, and how long
-/// an instance waits for it.
-pub struct FleetBudget {
+/// A connection to the fleet's Redis, asked with a short timeout, and left
+/// alone for a second after it failed to answer.
+struct Link {
     client: Client,
-    scope: String,
     timeout: Duration,
-    script: Script,
     connection: Mutex<Option<Connection>>,
-    /// Deposits counted locally and not yet in Redis, in milli-tokens.
-    pending: AtomicI64,
     /// Until when the instance decides alone, after Redis failed.
     alone_until: Mutex<Option<Instant>>,
     /// Whether the fallback was logged since Redis last answered.
     warned: AtomicBool,
+}
+
+impl Link {
+    fn open(url: &str, timeout: Duration) -> Result<Link, RedisError> {
+        let client = Client::open(url)?;
+        let mut connection = client.get_connection_with_timeout(Duration::from_secs(1))?;
+        ::redis::cmd("PING").query::<()>(&mut connection)?;
+        let timeout = timeout.max(Duration::from_millis(1));
+        connection.set_read_timeout(Some(timeout))?;
+        connection.set_write_timeout(Some(timeout))?;
+        Ok(Link {
+            client,
+            timeout,
+            connection: Mutex::new(Some(connection)),
+            alone_until: Mutex::new(None),
+            warned: AtomicBool::new(false),
+        })
+    }
+
+    /// Runs `ask` on the connection, or `None` when Redis is left alone or
+    /// does not answer in time (logged once, for `what` of `scope`).
+    fn ask<T>(
+        &self,
+        scope: &str,
+        what: &str,
+        ask: impl FnOnce(&mut Connection) -> Result<T, RedisError>,
+    ) -> Option<T> {
+        let now = Instant::now();
+        if lock(&self.alone_until).is_some_and(|until| now < until) {
+            return None;
+        }
+        let answer = {
+            let mut connection = lock(&self.connection);
+            let conn = match &mut *connection {
+                Some(conn) => Ok(conn),
+                slot @ None => self
+                    .client
+                    .get_connection_with_timeout(self.timeout)
+                    .and_then(|fresh| {
+                        fresh.set_read_timeout(Some(self.timeout))?;
+                        fresh.set_write_timeout(Some(self.timeout))?;
+                        Ok(slot.insert(fresh))
+                    }),
+            };
+            let answer = conn.and_then(ask);
+            if answer.is_err() {
+                // A connection that timed out may be mid-reply: start over.
+                *connection = None;
+            }
+            answer
+        };
+        match answer {
+            Ok(value) => {
+                if self.warned.swap(false, Ordering::Relaxed) {
+                    tracing::info!(
+                        target: "reattempt",
+                        scope,
+                        what,
+                        "Redis answers again: shared with the fleet once more",
+                    );
+                }
+                Some(value)
+            }
+            Err(error) => {
+                *lock(&self.alone_until) = Some(now + REJOIN_AFTER);
+                if !self.warned.swap(true, Ordering::Relaxed) {
+                    tracing::warn!(
+                        target: "reattempt",
+                        scope,
+                        what,
+                        error = %error,
+                        timeout_ms = u64::try_from(self.timeout.as_millis()).unwrap_or(u64::MAX),
+                        "Redis did not answer for the fleet: deciding locally until it does",
+                    );
+                }
+                None
+            }
+        }
+    }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// The Redis side of a shared retry budget: where it is kept, and how long
+/// an instance waits for it.
+pub struct FleetBudget {
+    link: Link,
+    scope: String,
+    script: Script,
+    /// Deposits counted locally and not yet in Redis, in milli-tokens.
+    pending: AtomicI64,
 }
 
 /// What the fleet said about a retry.
@@ -101,7 +195,7 @@ impl std::fmt::Debug for FleetBudget {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("FleetBudget")
             .field("scope", &self.scope)
-            .field("timeout", &self.timeout)
+            .field("timeout", &self.link.timeout)
             .field("pending", &self.pending)
             .finish_non_exhaustive()
     }
@@ -124,21 +218,11 @@ impl FleetBudget {
         scope: &str,
         timeout: Duration,
     ) -> Result<FleetBudget, RedisError> {
-        let client = Client::open(url)?;
-        let mut connection = client.get_connection_with_timeout(Duration::from_secs(1))?;
-        ::redis::cmd("PING").query::<()>(&mut connection)?;
-        let timeout = timeout.max(Duration::from_millis(1));
-        connection.set_read_timeout(Some(timeout))?;
-        connection.set_write_timeout(Some(timeout))?;
         Ok(FleetBudget {
-            client,
+            link: Link::open(url, timeout)?,
             scope: scope.to_owned(),
-            timeout,
             script: Script::new(WITHDRAW),
-            connection: Mutex::new(Some(connection)),
             pending: AtomicI64::new(0),
-            alone_until: Mutex::new(None),
-            warned: AtomicBool::new(false),
         })
     }
 
@@ -160,102 +244,156 @@ impl FleetBudget {
     /// Asks the fleet for a retry's token of `cost` milli-tokens, with the
     /// window of `slot_nanos` slots and the fleet's `reserve`.
     pub(crate) fn withdraw(&self, cost: i64, reserve: i64, slot_nanos: u64) -> Fleet {
-        let now = Instant::now();
-        {
-            let alone = self
-                .alone_until
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner);
-            if alone.is_some_and(|until| now < until) {
-                return Fleet::Unreachable;
-            }
-        }
         let deposit = self.pending.swap(0, Ordering::Relaxed);
-        match self.ask(deposit, cost, reserve, slot_nanos) {
-            Ok((withdrawn, corrupt)) => {
-                if corrupt {
-                    tracing::error!(
-                        target: "reattempt",
-                        scope = %self.scope,
-                        "the fleet's retry budget in Redis held a value that is not a number; it was reset",
-                    );
-                }
-                if self.warned.swap(false, Ordering::Relaxed) {
-                    tracing::info!(
-                        target: "reattempt",
-                        scope = %self.scope,
-                        "Redis answers again: the retry budget is shared with the fleet once more",
-                    );
-                }
-                if withdrawn {
-                    Fleet::Withdrawn
-                } else {
-                    Fleet::Refused
-                }
-            }
-            Err(error) => {
-                // The deposits were not counted: keep them for next time.
-                self.pending.fetch_add(deposit, Ordering::Relaxed);
-                *self
-                    .alone_until
-                    .lock()
-                    .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(now + REJOIN_AFTER);
-                if !self.warned.swap(true, Ordering::Relaxed) {
-                    tracing::warn!(
-                        target: "reattempt",
-                        scope = %self.scope,
-                        error = %error,
-                        timeout_ms = u64::try_from(self.timeout.as_millis()).unwrap_or(u64::MAX),
-                        "Redis did not answer for the fleet's retry budget: deciding on the local budget until it does",
-                    );
-                }
-                Fleet::Unreachable
-            }
-        }
-    }
-
-    fn ask(
-        &self,
-        deposit: i64,
-        cost: i64,
-        reserve: i64,
-        slot_nanos: u64,
-    ) -> Result<(bool, bool), RedisError> {
-        let mut connection = self
-            .connection
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        let conn = match &mut *connection {
-            Some(conn) => conn,
-            slot @ None => {
-                let fresh = self.client.get_connection_with_timeout(self.timeout)?;
-                fresh.set_read_timeout(Some(self.timeout))?;
-                fresh.set_write_timeout(Some(self.timeout))?;
-                slot.insert(fresh)
-            }
-        };
         let since = SystemTime::now()
             .duration_since(SystemTime::UNIX_EPOCH)
             .unwrap_or_default();
         let slot = since.as_nanos() / u128::from(slot_nanos.max(1));
         let ttl_ms = (u128::from(slot_nanos) * 20 / 1_000_000).max(1);
-        let reply: Result<(i64, i64), RedisError> = self
-            .script
-            .key(self.key_prefix())
-            .arg(u64::try_from(slot).unwrap_or(u64::MAX))
-            .arg(deposit)
-            .arg(cost)
-            .arg(reserve)
-            .arg(10)
-            .arg(u64::try_from(ttl_ms).unwrap_or(u64::MAX))
-            .invoke(conn);
-        match reply {
-            Ok((withdrawn, corrupt)) => Ok((withdrawn == 1, corrupt == 1)),
-            Err(error) => {
-                // A connection that timed out may be mid-reply: start over.
-                *connection = None;
-                Err(error)
-            }
+        let answer = self.link.ask(&self.scope, "retry budget", |conn| {
+            self.script
+                .key(self.key_prefix())
+                .arg(u64::try_from(slot).unwrap_or(u64::MAX))
+                .arg(deposit)
+                .arg(cost)
+                .arg(reserve)
+                .arg(10)
+                .arg(u64::try_from(ttl_ms).unwrap_or(u64::MAX))
+                .invoke::<(i64, i64)>(conn)
+        });
+        let Some((withdrawn, corrupt)) = answer else {
+            // The deposits were not counted: keep them for next time.
+            self.pending.fetch_add(deposit, Ordering::Relaxed);
+            return Fleet::Unreachable;
+        };
+        if corrupt == 1 {
+            tracing::error!(
+                target: "reattempt",
+                scope = %self.scope,
+                "the fleet's retry budget in Redis held a value that is not a number; it was reset",
+            );
+        }
+        if withdrawn == 1 {
+            Fleet::Withdrawn
+        } else {
+            Fleet::Refused
         }
     }
+}
+
+/// Counts a function's failure streak for the whole fleet; replies
+/// `{count, fire}`: the streak's length, and 1 for the one instance that
+/// raises its alert.
+const STREAK: &str = r"
+local prefix, kind, after, ttl = KEYS[1], ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
+local kind_key, count_key, fired_key = prefix .. ':kind', prefix .. ':count', prefix .. ':fired'
+if redis.call('GET', kind_key) ~= kind then
+  redis.call('SET', kind_key, kind, 'PX', ttl)
+  redis.call('SET', count_key, 0, 'PX', ttl)
+  redis.call('DEL', fired_key)
+end
+local count = redis.call('INCR', count_key)
+redis.call('PEXPIRE', count_key, ttl)
+redis.call('PEXPIRE', kind_key, ttl)
+local fire = 0
+if count >= after and redis.call('SET', fired_key, '1', 'NX', 'PX', ttl) then fire = 1 end
+return {count, fire}
+";
+
+/// Alert streaks (`alert_after`) counted for the whole fleet in Redis, so
+/// that one outage raises one alert, not one per instance (feature
+/// `redis-fleet`). Share them once at start-up with [`share_alerts`]; the
+/// streak of each function is then counted across every instance sharing
+/// the scope, and the one instance whose failure completes it raises the
+/// alert (a `SET NX` on the streak's key). A success anywhere ends the
+/// streak. When Redis is slow or down, streaks are counted locally, as
+/// without sharing, and that is logged once.
+pub struct FleetAlerts {
+    link: Link,
+    scope: String,
+    script: Script,
+}
+
+impl std::fmt::Debug for FleetAlerts {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FleetAlerts")
+            .field("scope", &self.scope)
+            .finish_non_exhaustive()
+    }
+}
+
+/// How long a fleet streak lives after its last failure.
+const STREAK_TTL: Duration = Duration::from_secs(3600);
+
+impl FleetAlerts {
+    /// Connects to the Redis at `url` for the alert streaks of `scope`,
+    /// checking now that it answers; asked with a 5 ms timeout after that.
+    pub fn connect(url: &str, scope: &str) -> Result<FleetAlerts, RedisError> {
+        FleetAlerts::connect_with_timeout(url, scope, Duration::from_millis(5))
+    }
+
+    /// [`connect`](Self::connect), asking Redis with `timeout`.
+    pub fn connect_with_timeout(
+        url: &str,
+        scope: &str,
+        timeout: Duration,
+    ) -> Result<FleetAlerts, RedisError> {
+        Ok(FleetAlerts {
+            link: Link::open(url, timeout)?,
+            scope: scope.to_owned(),
+            script: Script::new(STREAK),
+        })
+    }
+
+    fn prefix(&self, function: &str) -> String {
+        format!("reattempt:alert:{}:{function}", self.scope)
+    }
+
+    /// A failure of `function` of the kind `kind` (class and code): the
+    /// fleet's streak and whether this instance raises the alert, or `None`
+    /// when Redis did not answer.
+    pub(crate) fn failure(&self, function: &str, kind: &str, after: u32) -> Option<(u32, bool)> {
+        let ttl = u64::try_from(STREAK_TTL.as_millis()).unwrap_or(u64::MAX);
+        let (count, fire) = self.link.ask(&self.scope, "alert streak", |conn| {
+            self.script
+                .key(self.prefix(function))
+                .arg(kind)
+                .arg(after)
+                .arg(ttl)
+                .invoke::<(i64, i64)>(conn)
+        })?;
+        Some((u32::try_from(count).unwrap_or(u32::MAX), fire == 1))
+    }
+
+    /// A success of `function`: the fleet's streak ends.
+    pub(crate) fn success(&self, function: &str) {
+        let prefix = self.prefix(function);
+        let _ = self.link.ask(&self.scope, "alert streak", |conn| {
+            ::redis::cmd("DEL")
+                .arg(format!("{prefix}:kind"))
+                .arg(format!("{prefix}:count"))
+                .arg(format!("{prefix}:fired"))
+                .query::<()>(conn)
+        });
+    }
+}
+
+static ALERTS: std::sync::OnceLock<FleetAlerts> = std::sync::OnceLock::new();
+
+/// Counts every function's alert streak across the fleet from now on; a
+/// second call gives `alerts` back, boxed.
+///
+/// ```no_run
+/// use reattempt::fleet::{FleetAlerts, share_alerts};
+///
+/// share_alerts(FleetAlerts::connect("redis://127.0.0.1:6379", "orders")?).expect("once");
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn share_alerts(alerts: FleetAlerts) -> Result<(), Box<FleetAlerts>> {
+    ALERTS.set(alerts).map_err(Box::new)
+}
+
+/// The fleet's alert streaks, once shared.
+pub(crate) fn alerts() -> Option<&'static FleetAlerts> {
+    ALERTS.get()
 }

@@ -329,6 +329,14 @@ impl Site {
         class: &Classification,
         after: u32,
     ) -> Option<Alert> {
+        self.streak_active.store(true, Ordering::Relaxed);
+        #[cfg(feature = "redis-fleet")]
+        if let Some(fleet) = crate::fleet::alerts() {
+            let kind = format!("{}:{}", class.class().as_str(), class.code().unwrap_or(""));
+            if let Some((count, fire)) = fleet.failure(self.name, &kind, after) {
+                return fire.then(|| self.fire(*class, count));
+            }
+        }
         let code = class.code().map(Code::new);
         let mut streak = self.streak.lock().unwrap_or_else(PoisonError::into_inner);
         if streak.count > 0 && streak.class == class.class() && streak.code == code {
@@ -341,19 +349,25 @@ impl Site {
                 fired: false,
             };
         }
-        self.streak_active.store(true, Ordering::Relaxed);
         if streak.count >= after && !streak.fired {
             streak.fired = true;
-            self.alerts.fetch_add(1, Ordering::Relaxed);
-            export::alert(&self.labels);
-            return Some(Alert {
-                function: self.name,
-                class: streak.class,
-                code: streak.code.map(|c| c.as_str().to_owned()),
-                count: streak.count,
-            });
+            let count = streak.count;
+            drop(streak);
+            return Some(self.fire(*class, count));
         }
         None
+    }
+
+    /// An alert for `count` failures like `class` in a row.
+    fn fire(&'static self, class: Classification, count: u32) -> Alert {
+        self.alerts.fetch_add(1, Ordering::Relaxed);
+        export::alert(&self.labels);
+        Alert {
+            function: self.name,
+            class: class.class(),
+            code: class.code().map(str::to_owned),
+            count,
+        }
     }
 
     /// A success ends the streak and re-arms the alert.
@@ -366,6 +380,10 @@ impl Site {
 
     #[cold]
     fn end_streak(&self) {
+        #[cfg(feature = "redis-fleet")]
+        if let Some(fleet) = crate::fleet::alerts() {
+            fleet.success(self.name);
+        }
         let mut streak = self.streak.lock().unwrap_or_else(PoisonError::into_inner);
         streak.count = 0;
         streak.fired = false;

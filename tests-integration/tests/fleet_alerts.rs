@@ -1,0 +1,122 @@
+//! Alert streaks counted for the whole fleet through Redis: four processes
+//! failing against one backend raise one alert between them, not four.
+//!
+//! Runs this same binary as child processes. Needs `RETRY_TEST_REDIS_URL`
+//! (set by `.ci/run`).
+
+mod common;
+
+use std::io::{self, ErrorKind};
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::Duration;
+
+use reattempt::fleet::{FleetAlerts, share_alerts};
+use reattempt::{Alert, retry};
+
+const URL: &str = "RETRY_TEST_REDIS_URL";
+const CHILD: &str = "REATTEMPT_ALERTS_CHILD";
+const SCOPE: &str = "REATTEMPT_ALERTS_SCOPE";
+
+fn no_wait(_: Duration) {}
+
+static RAISED: AtomicU32 = AtomicU32::new(0);
+
+fn page(_: &Alert) {
+    RAISED.fetch_add(1, Ordering::SeqCst);
+}
+
+#[retry(max = 1, sleep = no_wait, alert_after = 5, on_alert = page)]
+fn backend_down() -> io::Result<()> {
+    Err(ErrorKind::ConnectionRefused.into())
+}
+
+/// What each child does: five failures in a row, then prints the alerts
+/// it raised. A no-op as a plain test.
+#[test]
+fn child_fails_five_times() {
+    let Some(mode) = std::env::var_os(CHILD) else {
+        return;
+    };
+    if mode == "shared" {
+        let alerts = FleetAlerts::connect_with_timeout(
+            &std::env::var(URL).unwrap(),
+            &std::env::var(SCOPE).unwrap(),
+            Duration::from_millis(200),
+        )
+        .unwrap();
+        share_alerts(alerts).unwrap();
+    }
+    for _ in 0..5 {
+        backend_down().unwrap_err();
+    }
+    println!("alerts={}", RAISED.load(Ordering::SeqCst));
+}
+
+fn alerts_of_four_processes(url: &str, mode: &str) -> u32 {
+    let scope = format!("test-{}", common::unique());
+    let raised = spawn_four(url, mode, &scope);
+    // The streak's keys, left to expire otherwise.
+    let mut conn = redis::Client::open(url).unwrap().get_connection().unwrap();
+    let keys: Vec<String> = redis::cmd("KEYS")
+        .arg(format!("reattempt:alert:{scope}:*"))
+        .query(&mut conn)
+        .unwrap();
+    if !keys.is_empty() {
+        let () = redis::cmd("DEL").arg(keys).query(&mut conn).unwrap();
+    }
+    raised
+}
+
+fn spawn_four(url: &str, mode: &str, scope: &str) -> u32 {
+    let children: Vec<_> = (0..4)
+        .map(|_| {
+            Command::new(std::env::current_exe().unwrap())
+                .args([
+                    "--exact",
+                    "child_fails_five_times",
+                    "--test-threads",
+                    "1",
+                    "--nocapture",
+                ])
+                .env(CHILD, mode)
+                .env(SCOPE, scope)
+                .env(URL, url)
+                .stdout(Stdio::piped())
+                .stderr(Stdio::null())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    children
+        .into_iter()
+        .map(|child| {
+            let output = child.wait_with_output().unwrap();
+            assert!(output.status.success(), "a child failed");
+            let text = String::from_utf8_lossy(&output.stdout).into_owned();
+            text.split("alerts=")
+                .nth(1)
+                .and_then(|rest| rest.split_whitespace().next())
+                .unwrap_or_else(|| panic!("no count in {text}"))
+                .parse::<u32>()
+                .unwrap()
+        })
+        .sum()
+}
+
+#[test]
+fn four_processes_failing_together_raise_one_alert() {
+    let Some(url) = common::server_url(URL) else {
+        return;
+    };
+    assert_eq!(
+        alerts_of_four_processes(&url, "shared"),
+        1,
+        "one alert for the fleet"
+    );
+    assert_eq!(
+        alerts_of_four_processes(&url, "local"),
+        4,
+        "one per instance, alone"
+    );
+}

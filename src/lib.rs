@@ -49,10 +49,11 @@ pub use reattempt_macros::retry;
 // its clocks are named only by the expansion, under `__private`.
 pub use reattempt_core::{
     Alert, Applied, Attempt, AttemptTimeout, ByType, CallId, Class, Classification, Classified,
-    ClassifiedValue, Classify, Code, CodeKind, ConcurrencyLimit, DEFAULT_ALERT_AFTER,
+    ClassifiedValue, Classify, Code, CodeKind, CodeTooLong, ConcurrencyLimit, DEFAULT_ALERT_AFTER,
     DEFAULT_MAX_ATTEMPTS, DEFAULT_MAX_RETRY_AFTER, Fallible, FromTimeout, GiveUp,
-    IntoClassification, NoError, Outcome, Policy, RetryBudget, attempt, backoff, classify_chain,
-    dead_letter, dynamic, grpc, hooks, http, jitter, mysql, postgres, redis, stats, testing,
+    IntoClassification, NoError, Outcome, Policy, RetryBreaker, RetryBudget, attempt, backoff,
+    classify_chain, dead_letter, dynamic, grpc, hooks, http, jitter, mysql, postgres, redis, stats,
+    testing,
 };
 
 #[cfg(feature = "reqwest")]

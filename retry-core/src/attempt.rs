@@ -362,6 +362,9 @@ impl<'p, B: Backoff, C: Clock, S: Slot> Call<'p, B, C, S> {
                     self.site.success_streak();
                 }
                 self.ended = true;
+                if let Some(breaker) = self.policy.breaker {
+                    breaker.record(false);
+                }
                 if let Some(spans) = &mut *self.spans {
                     spans.end();
                     spans.ended(self.attempt);
@@ -581,6 +584,9 @@ impl<'p, B: Backoff, C: Clock, S: Slot> Call<'p, B, C, S> {
             spans.attempt().clone()
         });
         let _in_attempt = attempt_span.as_ref().map(Span::enter);
+        if let Some(breaker) = self.policy.breaker {
+            breaker.record(true);
+        }
         let elapsed = self.elapsed();
         self.failures().last_class = Some(class);
         if let Some(after) = self.policy.alert_after
@@ -737,6 +743,11 @@ impl<'p, B: Backoff, C: Clock, S: Slot> Call<'p, B, C, S> {
             && elapsed.saturating_add(delay) >= deadline
         {
             return Err(GiveUp::Deadline);
+        }
+        if let Some(breaker) = self.policy.breaker
+            && !breaker.allow_retry()
+        {
+            return Err(GiveUp::Breaker);
         }
         // Last, so that a retry refused for another reason spends no token.
         if let Some(budget) = self.policy.budget

@@ -89,6 +89,7 @@ impl Labels {
                 reason(function, 5),
                 reason(function, 6),
                 reason(function, 7),
+                reason(function, 8),
             ],
         }
     }

@@ -24,6 +24,8 @@ pub enum GiveUp {
     /// The attempt may have taken effect, and the operation must not
     /// happen twice (`idempotent = false`): a person should check.
     MaybeApplied,
+    /// The retry breaker is open: most attempts fail.
+    Breaker,
 }
 
 impl GiveUp {
@@ -38,11 +40,12 @@ impl GiveUp {
             GiveUp::Budget => "budget",
             GiveUp::Nested => "nested",
             GiveUp::MaybeApplied => "maybe_applied",
+            GiveUp::Breaker => "breaker",
         }
     }
 
     /// Every reason.
-    pub const ALL: [GiveUp; 8] = [
+    pub const ALL: [GiveUp; 9] = [
         GiveUp::Exhausted,
         GiveUp::Deadline,
         GiveUp::Permanent,
@@ -51,6 +54,7 @@ impl GiveUp {
         GiveUp::Budget,
         GiveUp::Nested,
         GiveUp::MaybeApplied,
+        GiveUp::Breaker,
     ];
 
     /// The reason's place in [`GiveUp::ALL`].

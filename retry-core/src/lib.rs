@@ -17,6 +17,7 @@
 
 mod attempt;
 pub mod backoff;
+mod breaker;
 mod budget;
 mod calendar;
 mod class;
@@ -55,6 +56,7 @@ pub mod reqwest {
 pub mod __private;
 
 pub use attempt::{Boxed, Call, Decision, FailureState, FieldVisitor, Inline, Slot};
+pub use breaker::RetryBreaker;
 pub use budget::RetryBudget;
 pub use class::{Applied, Class, Classification, Code, CodeKind, CodeTooLong};
 pub use classify::{

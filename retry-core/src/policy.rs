@@ -4,6 +4,7 @@ use core::num::NonZeroU32;
 use core::time::Duration;
 
 use crate::backoff::Exponential;
+use crate::breaker::RetryBreaker;
 use crate::budget::RetryBudget;
 use crate::dead_letter::DeadLetter;
 use crate::jitter::Jitter;
@@ -44,6 +45,7 @@ pub struct Policy<B = Exponential> {
     pub(crate) honor_retry_after: bool,
     pub(crate) max_retry_after: Duration,
     pub(crate) budget: Option<&'static RetryBudget>,
+    pub(crate) breaker: Option<&'static RetryBreaker>,
     pub(crate) limit: Option<&'static ConcurrencyLimit>,
     pub(crate) dead_letter: Option<&'static dyn DeadLetter>,
     pub(crate) alert_after: Option<NonZeroU32>,
@@ -100,6 +102,7 @@ impl<B> Policy<B> {
             honor_retry_after: true,
             max_retry_after: DEFAULT_MAX_RETRY_AFTER,
             budget: None,
+            breaker: None,
             limit: None,
             dead_letter: None,
             alert_after: None,
@@ -163,6 +166,12 @@ impl<B> Policy<B> {
     /// Retries draw from `budget`, shared with the other functions naming it.
     pub const fn budget(mut self, budget: &'static RetryBudget) -> Policy<B> {
         self.budget = Some(budget);
+        self
+    }
+
+    /// Retries stop while `breaker` is open.
+    pub const fn breaker(mut self, breaker: &'static RetryBreaker) -> Policy<B> {
+        self.breaker = Some(breaker);
         self
     }
 

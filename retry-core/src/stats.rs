@@ -83,6 +83,8 @@ pub struct GiveUps {
     pub nested: u64,
     /// An attempt that may have taken effect, under `idempotent = false`.
     pub maybe_applied: u64,
+    /// The retry breaker was open.
+    pub breaker: u64,
 }
 
 impl GiveUps {
@@ -96,6 +98,7 @@ impl GiveUps {
             + self.budget
             + self.nested
             + self.maybe_applied
+            + self.breaker
     }
 }
 
@@ -126,6 +129,7 @@ pub fn get(function: &str) -> Option<Stats> {
         sum.give_ups.budget += more.give_ups.budget;
         sum.give_ups.nested += more.give_ups.nested;
         sum.give_ups.maybe_applied += more.give_ups.maybe_applied;
+        sum.give_ups.breaker += more.give_ups.breaker;
         sum.attempts += more.attempts;
         sum.time += more.time;
         sum.alerts += more.alerts;
@@ -239,6 +243,7 @@ impl Site {
             budget: count(&self.gave_up[GiveUp::Budget.index()]),
             nested: count(&self.gave_up[GiveUp::Nested.index()]),
             maybe_applied: count(&self.gave_up[GiveUp::MaybeApplied.index()]),
+            breaker: count(&self.gave_up[GiveUp::Breaker.index()]),
         };
         let first_try = count(&self.first_try);
         let after_retries = count(&self.after_retries);

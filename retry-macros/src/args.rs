@@ -103,6 +103,7 @@ pub struct Args {
     pub krate: Option<Path>,
     pub sleep: Option<Expr>,
     pub budget: Option<Expr>,
+    pub breaker: Option<Expr>,
     pub limit: Option<Expr>,
     pub dead_letter: Option<Expr>,
     pub alert_after: Option<u32>,
@@ -231,6 +232,15 @@ impl Parse for Args {
                         "budget",
                         "a `static` `reattempt::RetryBudget`: `budget = BACKEND_RETRIES`",
                         "static BACKEND_RETRIES: RetryBudget = RetryBudget::new(..);` and write `budget = BACKEND_RETRIES`",
+                    )
+                })?,
+                "breaker" => put(&mut args.breaker, key, input, |input| {
+                    eq(input, "breaker")?;
+                    shared(
+                        input,
+                        "breaker",
+                        "a `static` `reattempt::RetryBreaker`: `breaker = PAYMENTS`",
+                        "static PAYMENTS: RetryBreaker = RetryBreaker::new(..);` and write `breaker = PAYMENTS`",
                     )
                 })?,
                 "limit" => put(&mut args.limit, key, input, |input| {

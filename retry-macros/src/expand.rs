@@ -398,6 +398,7 @@ fn prelude(args: &Args, fn_name: &Ident, private: &TokenStream, is_async: bool) 
     // constant, anything else makes it a local.
     for (method, shared) in [
         ("budget", &args.budget),
+        ("breaker", &args.breaker),
         ("limit", &args.limit),
         ("dead_letter", &args.dead_letter),
     ] {

@@ -18,6 +18,7 @@ pub const KEYS: &[&str] = &[
     "fields",
     "preset",
     "budget",
+    "breaker",
     "limit",
     "dead_letter",
     "alert_after",

@@ -1,0 +1,249 @@
+//! A retry breaker: while most attempts of the functions that share it
+//! fail, their retries stop, and their first attempts still go out.
+//!
+//! Retries multiply the load of a backend that is already failing; a budget
+//! caps them at a ratio, the breaker stops them: when the failure ratio of
+//! the attempts of the last `window` reaches `threshold` (over at least
+//! `min_attempts` of them), it opens, and every retry it would allow gives
+//! up with reason `breaker`. After `cool_down` it lets `probes` retries
+//! through; when one succeeds (or a first attempt does) it closes, and when
+//! a probe fails it opens again.
+//! First attempts are never stopped: they are what tells the breaker that
+//! the backend is back (Marc Brooker, "Fixing retries with token buckets
+//! and circuit breakers", 2022). Counted per process.
+
+use core::sync::atomic::{AtomicU8, AtomicU32, AtomicU64, Ordering};
+use core::time::Duration;
+use std::sync::OnceLock;
+use std::time::Instant;
+
+const SLOTS: usize = 10;
+
+const CLOSED: u8 = 0;
+const OPEN: u8 = 1;
+const PROBING: u8 = 2;
+
+/// A retry breaker shared by the functions that name it (`breaker =
+/// STATIC`).
+///
+/// ```
+/// use reattempt::{RetryBreaker, retry};
+/// use std::time::Duration;
+///
+/// // Retries stop while half the attempts of the last 10 s fail (of 20 at
+/// // least); after 5 s, 3 probes decide whether they resume.
+/// static PAYMENTS: RetryBreaker =
+///     RetryBreaker::new(0.5, 20, Duration::from_secs(10), Duration::from_secs(5), 3);
+///
+/// #[retry(max = 4, breaker = PAYMENTS)]
+/// fn charge() -> std::io::Result<()> {
+///     Ok(())
+/// }
+/// # charge().unwrap();
+/// assert!(!PAYMENTS.is_open());
+/// ```
+#[derive(Debug)]
+pub struct RetryBreaker {
+    threshold: f64,
+    min_attempts: u64,
+    slot_nanos: u64,
+    cool_down: Duration,
+    probes: u32,
+    epoch: OnceLock<Instant>,
+    slots: [Slot; SLOTS],
+    state: AtomicU8,
+    /// When it last opened, in nanoseconds from `epoch`.
+    opened_at: AtomicU64,
+    probes_left: AtomicU32,
+}
+
+#[derive(Debug)]
+struct Slot {
+    index: AtomicU64,
+    attempts: AtomicU64,
+    failures: AtomicU64,
+}
+
+impl RetryBreaker {
+    /// A breaker that opens when at least `threshold` (0.5 = half) of the
+    /// attempts of the last `window`, `min_attempts` of them at least,
+    /// failed; and lets `probes` retries through `cool_down` after it
+    /// opened. A threshold outside `(0, 1]` is clamped to it, a window under
+    /// 10 ms read as 10 ms, and `probes` of 0 as 1.
+    pub const fn new(
+        threshold: f64,
+        min_attempts: u64,
+        window: Duration,
+        cool_down: Duration,
+        probes: u32,
+    ) -> RetryBreaker {
+        let threshold = if threshold > 1.0 {
+            1.0
+        } else if threshold > 0.0 {
+            threshold
+        } else {
+            f64::MIN_POSITIVE
+        };
+        let window_nanos = {
+            let nanos = window.as_nanos();
+            if nanos < 10_000_000 {
+                10_000_000
+            } else if nanos > u64::MAX as u128 {
+                u64::MAX
+            } else {
+                nanos as u64
+            }
+        };
+        RetryBreaker {
+            threshold,
+            min_attempts,
+            slot_nanos: window_nanos / SLOTS as u64,
+            cool_down,
+            probes: if probes == 0 { 1 } else { probes },
+            epoch: OnceLock::new(),
+            slots: [const {
+                Slot {
+                    index: AtomicU64::new(u64::MAX),
+                    attempts: AtomicU64::new(0),
+                    failures: AtomicU64::new(0),
+                }
+            }; SLOTS],
+            state: AtomicU8::new(CLOSED),
+            opened_at: AtomicU64::new(0),
+            probes_left: AtomicU32::new(0),
+        }
+    }
+
+    /// Whether retries are stopped now (open, or waiting for its probes).
+    pub fn is_open(&self) -> bool {
+        self.state.load(Ordering::Relaxed) != CLOSED
+    }
+
+    /// The failure ratio of the attempts of the window, and their number.
+    pub fn failure_ratio(&self) -> (f64, u64) {
+        let (attempts, failures) = self.window(self.now_slot());
+        let ratio = if attempts == 0 {
+            0.0
+        } else {
+            failures as f64 / attempts as f64
+        };
+        (ratio, attempts)
+    }
+
+    /// An attempt ended: a success, or a failure.
+    pub fn record(&self, failed: bool) {
+        let slot = self.slot(self.now_slot());
+        slot.attempts.fetch_add(1, Ordering::Relaxed);
+        if failed {
+            slot.failures.fetch_add(1, Ordering::Relaxed);
+        }
+        match self.state.load(Ordering::Relaxed) {
+            CLOSED if failed => {
+                let (ratio, attempts) = self.failure_ratio();
+                if attempts >= self.min_attempts && ratio >= self.threshold {
+                    self.open();
+                }
+            }
+            PROBING if failed => self.open(),
+            // A success while probing, or a first attempt's success once
+            // the cool-down is over: the backend answers again.
+            PROBING => self.close(),
+            OPEN if !failed && self.cooled_down() => self.close(),
+            _ => {}
+        }
+    }
+
+    /// Whether a retry may go now; while probing, it takes a probe.
+    pub fn allow_retry(&self) -> bool {
+        match self.state.load(Ordering::Relaxed) {
+            CLOSED => true,
+            OPEN => {
+                if !self.cooled_down() {
+                    return false;
+                }
+                if self
+                    .state
+                    .compare_exchange(OPEN, PROBING, Ordering::AcqRel, Ordering::Relaxed)
+                    .is_ok()
+                {
+                    self.probes_left.store(self.probes, Ordering::Relaxed);
+                }
+                self.take_probe()
+            }
+            _ => self.take_probe(),
+        }
+    }
+
+    fn cooled_down(&self) -> bool {
+        let since = self
+            .nanos()
+            .saturating_sub(self.opened_at.load(Ordering::Relaxed));
+        u128::from(since) >= self.cool_down.as_nanos()
+    }
+
+    fn take_probe(&self) -> bool {
+        self.probes_left
+            .fetch_update(Ordering::AcqRel, Ordering::Relaxed, |left| {
+                left.checked_sub(1)
+            })
+            .is_ok()
+    }
+
+    fn open(&self) {
+        self.opened_at.store(self.nanos(), Ordering::Relaxed);
+        self.state.store(OPEN, Ordering::Release);
+        tracing::warn!(
+            target: "reattempt",
+            "retry breaker open: most attempts fail, so retries stop until probes succeed",
+        );
+    }
+
+    fn close(&self) {
+        // The failures that opened it are history now.
+        for slot in &self.slots {
+            slot.index.store(u64::MAX, Ordering::Relaxed);
+        }
+        self.state.store(CLOSED, Ordering::Release);
+        tracing::info!(target: "reattempt", "retry breaker closed: retries resume");
+    }
+
+    fn nanos(&self) -> u64 {
+        let epoch = *self.epoch.get_or_init(Instant::now);
+        u64::try_from(epoch.elapsed().as_nanos()).unwrap_or(u64::MAX)
+    }
+
+    fn now_slot(&self) -> u64 {
+        self.nanos() / self.slot_nanos.max(1)
+    }
+
+    fn slot(&self, index: u64) -> &Slot {
+        let slot = &self.slots[(index % SLOTS as u64) as usize];
+        let seen = slot.index.load(Ordering::Acquire);
+        if seen != index
+            && slot
+                .index
+                .compare_exchange(seen, index, Ordering::AcqRel, Ordering::Acquire)
+                .is_ok()
+        {
+            slot.attempts.store(0, Ordering::Relaxed);
+            slot.failures.store(0, Ordering::Relaxed);
+        }
+        slot
+    }
+
+    fn window(&self, index: u64) -> (u64, u64) {
+        let oldest = index.saturating_sub(SLOTS as u64 - 1);
+        self.slots
+            .iter()
+            .filter(|slot| {
+                let at = slot.index.load(Ordering::Acquire);
+                at != u64::MAX && at >= oldest && at <= index
+            })
+            .fold((0, 0), |(a, f), slot| {
+                (
+                    a + slot.attempts.load(Ordering::Relaxed),
+                    f + slot.failures.load(Ordering::Relaxed),
+                )
+            })
+    }
+}

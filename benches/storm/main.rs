@@ -15,7 +15,7 @@ mod sim;
 
 use std::process::ExitCode;
 
-use sim::{Strategy, mean_cost, rejection_load};
+use sim::{Hold, Strategy, fleet_load, mean_cost, rejection_load};
 
 struct Options {
     runs: u64,
@@ -87,6 +87,23 @@ fn main() -> ExitCode {
         "| `RetryBudget` of 10% | {:.2}× |",
         rejection_load(100_000, true, 1)
     );
+
+    println!("\n### A fleet of 50 instances and a backend rejecting 95%, `max = 3`\n");
+    println!("| | load (attempts per request) |\n|---|---|");
+    let loads: Vec<(Hold, f64)> = Hold::ALL
+        .iter()
+        .map(|hold| (*hold, fleet_load(50, 200, *hold, 1)))
+        .collect();
+    for (hold, load) in &loads {
+        println!("| {} | {load:.3}× |", hold.name());
+    }
+    // The same as bars, 20 characters a request.
+    println!("\n```text");
+    for (hold, load) in &loads {
+        let bar = "█".repeat((load * 20.0).round() as usize);
+        println!("{:<36} {bar} {load:.2}", hold.name());
+    }
+    println!("```");
 
     if let Some(path) = options.svg {
         if let Err(error) = std::fs::write(&path, chart::svg(&rows)) {

@@ -287,3 +287,83 @@ pub fn rejection_load(requests: u64, budget: bool, seed: u64) -> f64 {
     }
     backend.attempts() as f64 / requests as f64
 }
+
+/// The load a backend rejecting 95% of requests sees from a fleet of
+/// `instances`, each sending `requests` requests of up to three attempts,
+/// as a multiple of the requests sent, under each way to hold retries back.
+///
+/// The retry decision of each request is the one `#[retry]` makes, through
+/// the library's own `RetryBudget` and `RetryBreaker`: a budget deposit for
+/// each first attempt, a token (or the breaker's leave) for each retry, the
+/// breaker told of each attempt's outcome. Per instance, each has a budget
+/// of its own, reserve included; shared, one budget holds for the fleet, as
+/// `RetryBudget::share` makes it; the breaker is one for the fleet too.
+pub fn fleet_load(instances: usize, requests: u64, hold: Hold, seed: u64) -> f64 {
+    use reattempt::RetryBreaker;
+
+    let backend = Backend::new(0.95, seed);
+    let budget = || RetryBudget::new(0.1, 10, Duration::from_secs(10));
+    let own: Vec<RetryBudget> = (0..instances).map(|_| budget()).collect();
+    let shared = budget();
+    let breaker = RetryBreaker::new(0.5, 20, Duration::from_secs(10), Duration::from_secs(5), 3);
+    for _ in 0..requests {
+        for instance in &own {
+            let budget = match hold {
+                Hold::PerInstance => Some(instance),
+                Hold::Shared => Some(&shared),
+                Hold::None | Hold::Breaker => None,
+            };
+            if let Some(budget) = budget {
+                budget.deposit();
+            }
+            for attempt in 1..=3 {
+                let failed = backend.handle().is_err();
+                if hold == Hold::Breaker {
+                    breaker.record(failed);
+                }
+                if !failed || attempt == 3 {
+                    break;
+                }
+                let allowed = match hold {
+                    Hold::None => true,
+                    Hold::PerInstance | Hold::Shared => {
+                        budget.is_some_and(RetryBudget::try_withdraw)
+                    }
+                    Hold::Breaker => breaker.allow_retry(),
+                };
+                if !allowed {
+                    break;
+                }
+            }
+        }
+    }
+    backend.attempts() as f64 / (instances as u64 * requests) as f64
+}
+
+/// What holds a fleet's retries back in [`fleet_load`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Hold {
+    /// Nothing: every failure is retried, up to three attempts.
+    None,
+    /// A budget of 10% (and a reserve) in each instance.
+    PerInstance,
+    /// One budget of 10% (and one reserve) for the fleet.
+    Shared,
+    /// One retry breaker for the fleet.
+    Breaker,
+}
+
+impl Hold {
+    /// Every way, in the order of the table.
+    pub const ALL: [Hold; 4] = [Hold::None, Hold::PerInstance, Hold::Shared, Hold::Breaker];
+
+    /// The row's name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Hold::None => "no budget",
+            Hold::PerInstance => "a 10% budget per instance",
+            Hold::Shared => "one 10% budget shared by the fleet",
+            Hold::Breaker => "one retry breaker for the fleet",
+        }
+    }
+}

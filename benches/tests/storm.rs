@@ -6,7 +6,7 @@
 #[path = "../storm/sim.rs"]
 mod sim;
 
-use sim::{Cost, Strategy, mean_cost, rejection_load, storm};
+use sim::{Cost, Hold, Strategy, fleet_load, mean_cost, rejection_load, storm};
 
 const CLIENTS: usize = 100;
 const RUNS: u64 = 20;
@@ -77,4 +77,26 @@ fn a_ten_percent_budget_holds_the_load_of_a_failing_backend_near_one() {
     assert!((2.8..=2.9).contains(&without), "{without}");
     let with = rejection_load(20_000, true, 5);
     assert!((1.05..=1.12).contains(&with), "{with}");
+}
+
+#[test]
+fn a_fleet_is_held_back_best_by_one_shared_budget_or_breaker() {
+    let load = |hold| fleet_load(50, 200, hold, 3);
+    let (none, own, shared, breaker) = (
+        load(Hold::None),
+        load(Hold::PerInstance),
+        load(Hold::Shared),
+        load(Hold::Breaker),
+    );
+    // 1 + 0.95 + 0.95² without anything to hold the retries back.
+    assert!((none - 2.85).abs() < 0.05, "{none}");
+    // Fifty reserves let through far more than one.
+    assert!(own > shared + 0.2, "per instance {own}, shared {shared}");
+    // One budget: 10% of the first attempts, plus one reserve of 100.
+    assert!(
+        shared <= 1.0 + 0.1 * 0.95 + 100.0 / 10_000.0 + 0.02,
+        "{shared}"
+    );
+    // The breaker stops retries once most attempts fail.
+    assert!(breaker < shared, "breaker {breaker}, shared {shared}");
 }

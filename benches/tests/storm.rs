@@ -99,4 +99,8 @@ fn a_fleet_is_held_back_best_by_one_shared_budget_or_breaker() {
     );
     // The breaker stops retries once most attempts fail.
     assert!(breaker < shared, "breaker {breaker}, shared {shared}");
+    // Every request makes its first attempt, whatever holds retries back.
+    for hold in Hold::ALL {
+        assert!(load(hold) >= 1.0, "{}", hold.name());
+    }
 }

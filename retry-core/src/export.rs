@@ -41,6 +41,9 @@ pub(crate) struct Labels {
     function: [Label; 1],
     /// By [`Ended::index`].
     outcome: [[Label; 2]; 4],
+    /// The series' keys, made (and their hashes computed) at the first
+    /// event: they borrow the labels above, so they allocate nothing.
+    keys: std::sync::OnceLock<Keys>,
     /// By [`GiveUp::index`].
     reason: [[Label; 2]; GiveUp::ALL.len()],
 }
@@ -71,6 +74,7 @@ impl Labels {
             pair(function, "reason", GiveUp::ALL[i].as_str())
         }
         Labels {
+            keys: std::sync::OnceLock::new(),
             function: [Label::from_static_parts("function", function)],
             outcome: [
                 pair(function, "outcome", OUTCOMES[0]),
@@ -116,31 +120,72 @@ impl Ended {
 #[cfg(feature = "metrics")]
 static METADATA: Metadata<'static> = Metadata::new("reattempt", Level::INFO, Some("reattempt"));
 
+/// The key of every series of one function.
 #[cfg(feature = "metrics")]
-fn count(name: &'static str, labels: &'static [Label]) {
-    let key = Key::from_static_parts(name, labels);
-    metrics::with_recorder(|recorder| recorder.register_counter(&key, &METADATA).increment(1));
+#[derive(Debug)]
+struct Keys {
+    calls: [Key; 4],
+    duration: [Key; 4],
+    first_try: Key,
+    after_retries: Key,
+    give_ups: [Key; GiveUp::ALL.len()],
+    attempts: Key,
+    retries: Key,
+    alerts: Key,
+}
+
+#[cfg(feature = "metrics")]
+impl Labels {
+    fn keys(&'static self) -> &'static Keys {
+        self.keys.get_or_init(|| Keys {
+            calls: core::array::from_fn(|i| {
+                Key::from_static_parts("reattempt_calls_total", &self.outcome[i])
+            }),
+            duration: core::array::from_fn(|i| {
+                Key::from_static_parts("reattempt_call_duration_seconds", &self.outcome[i])
+            }),
+            first_try: Key::from_static_parts(
+                "reattempt_first_try_successes_total",
+                &self.function,
+            ),
+            after_retries: Key::from_static_parts(
+                "reattempt_successes_after_retries_total",
+                &self.function,
+            ),
+            give_ups: core::array::from_fn(|i| {
+                Key::from_static_parts("reattempt_give_ups_total", &self.reason[i])
+            }),
+            attempts: Key::from_static_parts("reattempt_attempts_total", &self.function),
+            retries: Key::from_static_parts("reattempt_retries_total", &self.function),
+            alerts: Key::from_static_parts("reattempt_alerts_total", &self.function),
+        })
+    }
+}
+
+#[cfg(feature = "metrics")]
+fn count(key: &Key) {
+    metrics::with_recorder(|recorder| recorder.register_counter(key, &METADATA).increment(1));
 }
 
 /// A call ended `how`, `elapsed` after it started (`None` when it was
 /// cancelled, or when its clock was not read at the start).
 #[cfg(feature = "metrics")]
 pub(crate) fn call_ended(labels: &'static Labels, how: Ended, elapsed: Option<Duration>) {
-    let outcome = &labels.outcome[how.index()];
-    count("reattempt_calls_total", outcome);
+    let keys = labels.keys();
+    count(&keys.calls[how.index()]);
     // Its first attempt; retries are counted as they start.
-    count("reattempt_attempts_total", &labels.function);
+    count(&keys.attempts);
     match how {
-        Ended::FirstTry => count("reattempt_first_try_successes_total", &labels.function),
-        Ended::AfterRetries => count("reattempt_successes_after_retries_total", &labels.function),
-        Ended::GaveUp(reason) => count("reattempt_give_ups_total", &labels.reason[reason.index()]),
+        Ended::FirstTry => count(&keys.first_try),
+        Ended::AfterRetries => count(&keys.after_retries),
+        Ended::GaveUp(reason) => count(&keys.give_ups[reason.index()]),
         Ended::Cancelled => {}
     }
     if let Some(elapsed) = elapsed {
-        let key = Key::from_static_parts("reattempt_call_duration_seconds", outcome);
+        let key = &keys.duration[how.index()];
         metrics::with_recorder(|recorder| {
             recorder
-                .register_histogram(&key, &METADATA)
+                .register_histogram(key, &METADATA)
                 .record(elapsed.as_secs_f64());
         });
     }
@@ -149,14 +194,15 @@ pub(crate) fn call_ended(labels: &'static Labels, how: Ended, elapsed: Option<Du
 /// A retry started.
 #[cfg(feature = "metrics")]
 pub(crate) fn retry_started(labels: &'static Labels) {
-    count("reattempt_attempts_total", &labels.function);
-    count("reattempt_retries_total", &labels.function);
+    let keys = labels.keys();
+    count(&keys.attempts);
+    count(&keys.retries);
 }
 
 /// An alert fired.
 #[cfg(feature = "metrics")]
 pub(crate) fn alert(labels: &'static Labels) {
-    count("reattempt_alerts_total", &labels.function);
+    count(&labels.keys().alerts);
 }
 
 #[cfg(not(feature = "metrics"))]

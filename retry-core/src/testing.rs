@@ -38,6 +38,9 @@ static GUARDS: AtomicUsize = AtomicUsize::new(0);
 
 thread_local! {
     static RECORDING: RefCell<Option<Shared>> = const { RefCell::new(None) };
+    /// On a worker thread of a multi-thread tokio runtime, the recording of
+    /// the guard made on that runtime: weak, so that it ends with the guard.
+    static WORKER: RefCell<Option<std::sync::Weak<Mutex<Vec<Duration>>>>> = const { RefCell::new(None) };
 }
 
 /// The delays a guard records, shared with the tasks it covers.
@@ -47,15 +50,20 @@ type Shared = Arc<Mutex<Vec<Duration>>>;
 /// the returned guard is dropped.
 ///
 /// Async calls are covered when their future is polled on this thread, as
-/// on `#[tokio::test]`'s default current-thread runtime. A task spawned
-/// onto another thread (a multi-thread runtime's worker) is covered when
-/// its future is wrapped in [`InstantWaits::cover`]. A custom `sleep =
-/// ...` is still called, with a zero delay.
+/// on `#[tokio::test]`'s default current-thread runtime. Made inside a
+/// multi-thread tokio runtime, the guard covers that runtime's worker
+/// threads too, so that the tasks a test spawns skip their waits: it
+/// visits each worker once (for at most a second, should one be busy).
+/// A task on another runtime, or on a blocking thread, is covered when its
+/// future is wrapped in [`InstantWaits::cover`]. A custom `sleep = ...` is
+/// still called, with a zero delay.
 #[must_use = "waits are instant only while the guard lives: `let _ = instant()` drops it at once"]
 pub fn instant() -> InstantWaits {
     let recording = Shared::default();
     let previous = RECORDING.with(|r| r.replace(Some(Arc::clone(&recording))));
     GUARDS.fetch_add(1, Ordering::SeqCst);
+    #[cfg(feature = "tokio")]
+    cover_workers(&recording);
     InstantWaits {
         recording,
         previous,
@@ -178,7 +186,10 @@ pub(crate) fn wait(delay: Duration) -> Duration {
 
 #[cold]
 fn record(delay: Duration) -> Duration {
-    RECORDING.with(|r| match r.borrow().as_ref() {
+    let recording = RECORDING
+        .with(|r| r.borrow().clone())
+        .or_else(|| WORKER.with(|w| w.borrow().as_ref().and_then(std::sync::Weak::upgrade)));
+    match recording {
         Some(recording) => {
             recording
                 .lock()
@@ -187,5 +198,57 @@ fn record(delay: Duration) -> Duration {
             Duration::ZERO
         }
         None => delay,
-    })
+    }
+}
+
+/// Gives each worker of the current multi-thread runtime a weak hold of
+/// `recording`. One task per worker, each holding its worker until all have
+/// arrived, so that no two land on the same one; bounded by a second.
+#[cfg(feature = "tokio")]
+fn cover_workers(recording: &Shared) {
+    use std::sync::Condvar;
+    use std::time::Instant;
+
+    let Ok(handle) = tokio::runtime::Handle::try_current() else {
+        return;
+    };
+    if handle.runtime_flavor() != tokio::runtime::RuntimeFlavor::MultiThread {
+        return;
+    }
+    let workers = handle.metrics().num_workers();
+    let arrived = Arc::new((Mutex::new(0usize), Condvar::new()));
+    let deadline = Instant::now() + Duration::from_secs(1);
+    for _ in 0..workers {
+        let weak = Arc::downgrade(recording);
+        let arrived = Arc::clone(&arrived);
+        handle.spawn(async move {
+            WORKER.with(|w| *w.borrow_mut() = Some(weak));
+            let (count, all) = &*arrived;
+            let mut count = count.lock().unwrap_or_else(PoisonError::into_inner);
+            *count += 1;
+            all.notify_all();
+            while *count < workers {
+                let left = deadline.saturating_duration_since(Instant::now());
+                if left.is_zero() {
+                    break;
+                }
+                count = all
+                    .wait_timeout(count, left)
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .0;
+            }
+        });
+    }
+    let (count, all) = &*arrived;
+    let mut count = count.lock().unwrap_or_else(PoisonError::into_inner);
+    while *count < workers {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            break;
+        }
+        count = all
+            .wait_timeout(count, left)
+            .unwrap_or_else(PoisonError::into_inner)
+            .0;
+    }
 }

@@ -10,7 +10,8 @@
 //! a probe fails it opens again.
 //! First attempts are never stopped: they are what tells the breaker that
 //! the backend is back (Marc Brooker, "Fixing retries with token buckets
-//! and circuit breakers", 2022). Counted per process.
+//! and circuit breakers", 2022). Counted per process, or for the fleet once
+//! [shared](RetryBreaker::share) through Redis (feature `redis-fleet`).
 
 use core::sync::atomic::{AtomicU8, AtomicU32, AtomicU64, Ordering};
 use core::time::Duration;
@@ -55,6 +56,9 @@ pub struct RetryBreaker {
     /// When it last opened, in nanoseconds from `epoch`.
     opened_at: AtomicU64,
     probes_left: AtomicU32,
+    /// The fleet's breaker in Redis, once shared.
+    #[cfg(feature = "redis-fleet")]
+    shared: OnceLock<crate::fleet::FleetBreaker>,
 }
 
 #[derive(Debug)]
@@ -111,7 +115,21 @@ impl RetryBreaker {
             state: AtomicU8::new(CLOSED),
             opened_at: AtomicU64::new(0),
             probes_left: AtomicU32::new(0),
+            #[cfg(feature = "redis-fleet")]
+            shared: OnceLock::new(),
         }
+    }
+
+    /// Shares the breaker with every instance that shares one under the
+    /// same scope in the same Redis (feature `redis-fleet`; see
+    /// [`FleetBreaker`](crate::fleet::FleetBreaker)). A breaker already
+    /// shared gives `fleet` back, boxed.
+    #[cfg(feature = "redis-fleet")]
+    pub fn share(
+        &self,
+        fleet: crate::fleet::FleetBreaker,
+    ) -> Result<(), Box<crate::fleet::FleetBreaker>> {
+        self.shared.set(fleet).map_err(Box::new)
     }
 
     /// Whether retries are stopped now (open, or waiting for its probes).
@@ -132,6 +150,10 @@ impl RetryBreaker {
 
     /// An attempt ended: a success, or a failure.
     pub fn record(&self, failed: bool) {
+        #[cfg(feature = "redis-fleet")]
+        if let Some(fleet) = self.shared.get() {
+            fleet.record(failed, self.slot_nanos);
+        }
         let slot = self.slot(self.now_slot());
         slot.attempts.fetch_add(1, Ordering::Relaxed);
         if failed {
@@ -153,8 +175,21 @@ impl RetryBreaker {
         }
     }
 
-    /// Whether a retry may go now; while probing, it takes a probe.
+    /// Whether a retry may go now; while probing, it takes a probe. When
+    /// the breaker is shared and Redis answers, the fleet decides.
     pub fn allow_retry(&self) -> bool {
+        #[cfg(feature = "redis-fleet")]
+        if let Some(fleet) = self.shared.get()
+            && let Some(allowed) = fleet.allow_retry(
+                self.threshold,
+                self.min_attempts,
+                self.slot_nanos,
+                self.cool_down,
+                self.probes,
+            )
+        {
+            return allowed;
+        }
         match self.state.load(Ordering::Relaxed) {
             CLOSED => true,
             OPEN => {

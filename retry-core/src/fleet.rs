@@ -397,3 +397,180 @@ pub fn share_alerts(alerts: FleetAlerts) -> Result<(), Box<FleetAlerts>> {
 pub(crate) fn alerts() -> Option<&'static FleetAlerts> {
     ALERTS.get()
 }
+
+/// Adds what an instance counted since its last decision to the fleet's
+/// window, then decides whether a retry may go: 1 or 0. Opens the breaker
+/// when the window's failure ratio reaches the threshold; once the
+/// cool-down is over, lets `probes` retries through, and opens it again for
+/// another cool-down when they are spent.
+const BREAKER: &str = r"
+local prefix, slot = KEYS[1], tonumber(ARGV[1])
+local new_attempts, new_failures = tonumber(ARGV[2]), tonumber(ARGV[3])
+local threshold, least, slots, ttl = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7])
+local now, cool, probes = tonumber(ARGV[8]), tonumber(ARGV[9]), tonumber(ARGV[10])
+local function add(key, n)
+  if n > 0 then
+    redis.call('INCRBY', key, n)
+    redis.call('PEXPIRE', key, ttl)
+  end
+end
+add(prefix .. ':a:' .. slot, new_attempts)
+add(prefix .. ':f:' .. slot, new_failures)
+local attempts, failures = 0, 0
+for i = slot - slots + 1, slot do
+  attempts = attempts + (tonumber(redis.call('GET', prefix .. ':a:' .. i)) or 0)
+  failures = failures + (tonumber(redis.call('GET', prefix .. ':f:' .. i)) or 0)
+end
+local function open()
+  redis.call('SET', prefix .. ':open', now, 'PX', ttl)
+  redis.call('SET', prefix .. ':probes', probes, 'PX', ttl)
+  return 0
+end
+local opened = tonumber(redis.call('GET', prefix .. ':open'))
+if opened then
+  if now - opened < cool then return 0 end
+  if redis.call('DECR', prefix .. ':probes') >= 0 then return 1 end
+  return open()
+end
+if attempts >= least and failures >= threshold * attempts then return open() end
+return 1
+";
+
+/// Closes the fleet's breaker: the backend answered. The window's counts go
+/// with it, so that the failures that opened it do not open it again.
+const CLOSE: &str = r"
+local prefix, slot, slots = KEYS[1], tonumber(ARGV[1]), tonumber(ARGV[2])
+redis.call('DEL', prefix .. ':open', prefix .. ':probes')
+for i = slot - slots + 1, slot do
+  redis.call('DEL', prefix .. ':a:' .. i, prefix .. ':f:' .. i)
+end
+return 1
+";
+
+/// The Redis side of a retry breaker shared by the fleet (feature
+/// `redis-fleet`): the failure ratio is the fleet's, and when it opens,
+/// retries stop on every instance. Share it once at start-up with
+/// [`RetryBreaker::share`](crate::RetryBreaker::share).
+///
+/// Each instance counts its attempts locally and adds them to the fleet's
+/// window with its next retry decision, so a success touches Redis only
+/// when the instance last saw the breaker open: the success closes it for
+/// everyone. When Redis is slow or down, the instance's own breaker
+/// decides, and that is logged once.
+pub struct FleetBreaker {
+    link: Link,
+    scope: String,
+    decide: Script,
+    close: Script,
+    attempts: AtomicI64,
+    failures: AtomicI64,
+    /// Whether this instance last saw the fleet's breaker open.
+    saw_open: AtomicBool,
+}
+
+impl std::fmt::Debug for FleetBreaker {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FleetBreaker")
+            .field("scope", &self.scope)
+            .finish_non_exhaustive()
+    }
+}
+
+impl FleetBreaker {
+    /// Connects to the Redis at `url` for the breaker of `scope`, checking
+    /// now that it answers; asked with a 5 ms timeout after that.
+    pub fn connect(url: &str, scope: &str) -> Result<FleetBreaker, RedisError> {
+        FleetBreaker::connect_with_timeout(url, scope, Duration::from_millis(5))
+    }
+
+    /// [`connect`](Self::connect), asking Redis with `timeout`.
+    pub fn connect_with_timeout(
+        url: &str,
+        scope: &str,
+        timeout: Duration,
+    ) -> Result<FleetBreaker, RedisError> {
+        Ok(FleetBreaker {
+            link: Link::open(url, timeout)?,
+            scope: scope.to_owned(),
+            decide: Script::new(BREAKER),
+            close: Script::new(CLOSE),
+            attempts: AtomicI64::new(0),
+            failures: AtomicI64::new(0),
+            saw_open: AtomicBool::new(false),
+        })
+    }
+
+    fn prefix(&self) -> String {
+        format!("reattempt:breaker:{}", self.scope)
+    }
+
+    /// An attempt ended; on a success after the breaker was seen open, the
+    /// fleet's breaker closes.
+    pub(crate) fn record(&self, failed: bool, slot_nanos: u64) {
+        self.attempts.fetch_add(1, Ordering::Relaxed);
+        if failed {
+            self.failures.fetch_add(1, Ordering::Relaxed);
+        } else if self.saw_open.swap(false, Ordering::Relaxed) {
+            let slot = slot_of(slot_nanos);
+            let _ = self.link.ask(&self.scope, "retry breaker", |conn| {
+                self.close
+                    .key(self.prefix())
+                    .arg(slot)
+                    .arg(10)
+                    .invoke::<i64>(conn)
+            });
+        }
+    }
+
+    /// Whether the fleet lets a retry go, or `None` when Redis did not
+    /// answer.
+    pub(crate) fn allow_retry(
+        &self,
+        threshold: f64,
+        min_attempts: u64,
+        slot_nanos: u64,
+        cool_down: Duration,
+        probes: u32,
+    ) -> Option<bool> {
+        let attempts = self.attempts.swap(0, Ordering::Relaxed);
+        let failures = self.failures.swap(0, Ordering::Relaxed);
+        let now_ms = SystemTime::now()
+            .duration_since(SystemTime::UNIX_EPOCH)
+            .unwrap_or_default()
+            .as_millis();
+        let ttl_ms = (u128::from(slot_nanos) * 20 / 1_000_000)
+            .max(cool_down.as_millis() * 2)
+            .max(1);
+        let answer = self.link.ask(&self.scope, "retry breaker", |conn| {
+            self.decide
+                .key(self.prefix())
+                .arg(slot_of(slot_nanos))
+                .arg(attempts)
+                .arg(failures)
+                .arg(threshold)
+                .arg(min_attempts)
+                .arg(10)
+                .arg(u64::try_from(ttl_ms).unwrap_or(u64::MAX))
+                .arg(u64::try_from(now_ms).unwrap_or(u64::MAX))
+                .arg(u64::try_from(cool_down.as_millis()).unwrap_or(u64::MAX))
+                .arg(probes)
+                .invoke::<i64>(conn)
+        });
+        let Some(allowed) = answer else {
+            // Not counted: keep them for next time.
+            self.attempts.fetch_add(attempts, Ordering::Relaxed);
+            self.failures.fetch_add(failures, Ordering::Relaxed);
+            return None;
+        };
+        self.saw_open.store(allowed == 0, Ordering::Relaxed);
+        Some(allowed == 1)
+    }
+}
+
+/// The slot of wall-clock time of `slot_nanos`, as every instance counts it.
+fn slot_of(slot_nanos: u64) -> u64 {
+    let since = SystemTime::now()
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .unwrap_or_default();
+    u64::try_from(since.as_nanos() / u128::from(slot_nanos.max(1))).unwrap_or(u64::MAX)
+}

@@ -1,0 +1,141 @@
+//! A retry breaker shared through Redis: failures seen by one process open
+//! it for another that saw none, and a success closes it for both. The
+//! backend is a local server that fails on demand.
+//!
+//! Runs this same binary as a child process. Needs `RETRY_TEST_REDIS_URL`
+//! (set by `.ci/run`).
+
+mod common;
+
+use std::io::{self, ErrorKind, Read};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::process::{Command, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::time::Duration;
+
+use reattempt::fleet::FleetBreaker;
+use reattempt::{RetryBreaker, retry};
+
+const URL: &str = "RETRY_TEST_REDIS_URL";
+const CHILD: &str = "REATTEMPT_BREAKER_CHILD";
+const SCOPE: &str = "REATTEMPT_BREAKER_SCOPE";
+
+fn no_wait(_: Duration) {}
+
+/// Half of 10 attempts or more failing open it; 300 ms later, 2 probes.
+static BACKEND: RetryBreaker = RetryBreaker::new(
+    0.5,
+    10,
+    Duration::from_secs(10),
+    Duration::from_millis(300),
+    2,
+);
+
+static ATTEMPTS: AtomicU32 = AtomicU32::new(0);
+
+#[retry(max = 3, backoff = none, sleep = no_wait, breaker = BACKEND)]
+fn fetch(addr: SocketAddr) -> io::Result<String> {
+    ATTEMPTS.fetch_add(1, Ordering::SeqCst);
+    let mut stream = TcpStream::connect(addr)?;
+    stream.set_read_timeout(Some(Duration::from_secs(5)))?;
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer)?;
+    if answer.is_empty() {
+        // The server closed the connection without a word.
+        return Err(ErrorKind::UnexpectedEof.into());
+    }
+    Ok(answer)
+}
+
+/// The attempts of one call.
+fn attempts_of_one_call(addr: SocketAddr) -> u32 {
+    let before = ATTEMPTS.load(Ordering::SeqCst);
+    let _ = fetch(addr);
+    ATTEMPTS.load(Ordering::SeqCst) - before
+}
+
+fn share(url: &str, scope: &str) {
+    let fleet = FleetBreaker::connect_with_timeout(url, scope, Duration::from_millis(200)).unwrap();
+    BACKEND.share(fleet).unwrap();
+}
+
+/// A server that closes each connection at once while `failing`, and
+/// answers `ok` otherwise. It serves until the test process ends.
+fn server(failing: Arc<AtomicBool>) -> SocketAddr {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { return };
+            if !failing.load(Ordering::SeqCst) {
+                let _ = std::io::Write::write_all(&mut stream, b"ok");
+            }
+        }
+    });
+    addr
+}
+
+/// What the child does: one call, sharing the breaker; prints its attempts.
+#[test]
+fn child_makes_one_call() {
+    let Some(addr) = std::env::var_os(CHILD) else {
+        return;
+    };
+    share(&std::env::var(URL).unwrap(), &std::env::var(SCOPE).unwrap());
+    let addr: SocketAddr = addr.to_str().unwrap().parse().unwrap();
+    println!("attempts={}", attempts_of_one_call(addr));
+}
+
+fn child_attempts(url: &str, scope: &str, addr: SocketAddr) -> u32 {
+    let output = Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "child_makes_one_call",
+            "--test-threads",
+            "1",
+            "--nocapture",
+        ])
+        .env(CHILD, addr.to_string())
+        .env(SCOPE, scope)
+        .env(URL, url)
+        .stderr(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(output.status.success());
+    let text = String::from_utf8_lossy(&output.stdout).into_owned();
+    text.split("attempts=")
+        .nth(1)
+        .and_then(|rest| rest.split_whitespace().next())
+        .unwrap_or_else(|| panic!("no count in {text}"))
+        .parse()
+        .unwrap()
+}
+
+#[test]
+fn failures_in_one_process_stop_the_retries_of_another_until_the_backend_answers() {
+    let Some(url) = common::server_url(URL) else {
+        return;
+    };
+    let scope = format!("test-{}", common::unique());
+    share(&url, &scope);
+    let failing = Arc::new(AtomicBool::new(true));
+    let addr = server(Arc::clone(&failing));
+
+    // This process fails until the fleet's breaker opens: within its
+    // minimum of ten attempts.
+    let mut calls = 0;
+    while attempts_of_one_call(addr) > 1 {
+        calls += 1;
+        assert!(calls <= 5, "the breaker opened within its window");
+    }
+    // Another process, which has seen no failure, makes one attempt only.
+    assert_eq!(child_attempts(&url, &scope, addr), 1);
+
+    // The backend recovers; after the cool-down a success closes it for all.
+    failing.store(false, Ordering::SeqCst);
+    std::thread::sleep(Duration::from_millis(350));
+    assert_eq!(attempts_of_one_call(addr), 1);
+    failing.store(true, Ordering::SeqCst);
+    assert_eq!(child_attempts(&url, &scope, addr), 3, "retries resume");
+}

@@ -625,3 +625,35 @@ fn must_not_run_twice_retries_a_refusal_and_stops_at_a_reset() {
     let stats = reattempt::stats::get("operations::transfer").unwrap();
     assert_eq!(stats.give_ups.maybe_applied, 1);
 }
+
+// ---- budget costs per class ----
+
+static COSTLY: RetryBudget =
+    RetryBudget::new(1.0, 0, Duration::from_secs(600)).with_costs(2.0, 0.5);
+static CHEAP: RetryBudget = RetryBudget::new(1.0, 0, Duration::from_secs(600)).with_costs(2.0, 0.5);
+
+#[retry(max = 2, backoff = none, sleep = no_wait, budget = COSTLY)]
+fn breaks(attempts: &AtomicU32) -> io::Result<()> {
+    attempts.fetch_add(1, Ordering::SeqCst);
+    Err(ErrorKind::ConnectionReset.into())
+}
+
+#[retry(on = |_| Classification::rate_limited(), max = 2, backoff = none, sleep = no_wait, budget = CHEAP)]
+fn throttled(attempts: &AtomicU32) -> io::Result<()> {
+    attempts.fetch_add(1, Ordering::SeqCst);
+    Err(ErrorKind::Other.into())
+}
+
+#[test]
+fn a_retry_costs_what_its_class_costs() {
+    // Each first attempt deposits one token. A retry after a reset costs
+    // two: one call in two may retry. After a 429 it costs half a token:
+    // every call may.
+    let (reset, limited) = (AtomicU32::new(0), AtomicU32::new(0));
+    for _ in 0..10 {
+        breaks(&reset).unwrap_err();
+        throttled(&limited).unwrap_err();
+    }
+    assert_eq!(reset.load(Ordering::SeqCst), 10 + 5);
+    assert_eq!(limited.load(Ordering::SeqCst), 10 + 10);
+}

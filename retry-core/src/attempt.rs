@@ -10,7 +10,7 @@ use core::fmt;
 use core::future::{Future, poll_fn};
 use core::mem::ManuallyDrop;
 use core::pin::{Pin, pin};
-use core::sync::atomic::{AtomicBool, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 use core::task::Poll;
 use core::time::Duration;
 use std::time::{Instant, SystemTime};
@@ -90,9 +90,10 @@ pub struct Call<'p, B, C, S = Boxed> {
     /// dropped before that was cancelled.
     ended: bool,
     /// A retry was decided (its budget token taken) and its attempt has
-    /// not started yet. It is counted when it starts, and its token given
-    /// back if the call is dropped first.
-    retry_pending: AtomicBool,
+    /// not started yet: [`NO_RETRY`], or the failure it follows
+    /// ([`AFTER_TRANSIENT`], [`AFTER_RATE_LIMITED`]). It is counted when it
+    /// starts, and its token given back if the call is dropped first.
+    retry_pending: AtomicU8,
     /// The call's spans, when a subscriber is interested; dropped by
     /// `Drop` out of line, so that a call without them drops inline.
     spans: ManuallyDrop<Option<Box<Spans>>>,
@@ -126,10 +127,15 @@ impl<B, C, S> Call<'_, B, C, S> {
     #[inline(never)]
     fn cancelled(&mut self) {
         self.site.cancelled();
-        if self.retry_pending.swap(false, Ordering::Relaxed)
+        let pending = self.retry_pending.swap(NO_RETRY, Ordering::Relaxed);
+        if pending != NO_RETRY
             && let Some(budget) = self.policy.budget
         {
-            budget.refund();
+            budget.refund_for(if pending == AFTER_RATE_LIMITED {
+                Class::RateLimited
+            } else {
+                Class::Transient
+            });
         }
     }
 
@@ -145,7 +151,7 @@ impl<B, C, S> Call<'_, B, C, S> {
     /// was pending is now made.
     #[inline]
     fn attempt_starts(&self) {
-        if self.retry_pending.load(Ordering::Relaxed) {
+        if self.retry_pending.load(Ordering::Relaxed) != NO_RETRY {
             self.retry_starts();
         }
     }
@@ -153,11 +159,18 @@ impl<B, C, S> Call<'_, B, C, S> {
     #[cold]
     #[inline(never)]
     fn retry_starts(&self) {
-        if self.retry_pending.swap(false, Ordering::Relaxed) {
+        if self.retry_pending.swap(NO_RETRY, Ordering::Relaxed) != NO_RETRY {
             self.site.retry();
         }
     }
 }
+
+/// No retry is pending.
+const NO_RETRY: u8 = 0;
+/// A retry after a transient failure is pending.
+const AFTER_TRANSIENT: u8 = 1;
+/// A retry after a rate-limited failure is pending.
+const AFTER_RATE_LIMITED: u8 = 2;
 
 /// Where a call keeps the state that only failures need.
 pub trait Slot: Default {
@@ -288,7 +301,7 @@ impl<'p, B: Backoff, C: Clock, S: Slot> Call<'p, B, C, S> {
             started,
             timed_out: AtomicBool::new(false),
             ended: false,
-            retry_pending: AtomicBool::new(false),
+            retry_pending: AtomicU8::new(NO_RETRY),
             spans: ManuallyDrop::new(spans::start(site.name())),
             failures: S::default(),
         }
@@ -611,7 +624,12 @@ impl<'p, B: Backoff, C: Clock, S: Slot> Call<'p, B, C, S> {
                     span,
                 );
                 self.remember(&class, Some((delay, from)));
-                self.retry_pending.store(true, Ordering::Relaxed);
+                let after = if class.class() == Class::RateLimited {
+                    AFTER_RATE_LIMITED
+                } else {
+                    AFTER_TRANSIENT
+                };
+                self.retry_pending.store(after, Ordering::Relaxed);
                 self.attempt = self.attempt.saturating_add(1);
                 let wait = testing::wait(delay);
                 let failures = self.failures();
@@ -751,7 +769,7 @@ impl<'p, B: Backoff, C: Clock, S: Slot> Call<'p, B, C, S> {
         }
         // Last, so that a retry refused for another reason spends no token.
         if let Some(budget) = self.policy.budget
-            && !budget.try_withdraw()
+            && !budget.try_withdraw_for(class.class())
         {
             return Err(GiveUp::Budget);
         }

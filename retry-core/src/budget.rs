@@ -52,6 +52,9 @@ const MILLI: i64 = 1000;
 pub struct RetryBudget {
     deposit: i64,
     reserve: i64,
+    /// What a retry costs, in milli-tokens: after a transient failure, and
+    /// after a rate-limited one.
+    costs: [i64; 2],
     slot_nanos: u64,
     epoch: OnceLock<Instant>,
     slots: [Slot; SLOTS],
@@ -107,6 +110,7 @@ impl RetryBudget {
         RetryBudget {
             deposit: (ratio * MILLI as f64) as i64,
             reserve: reserve * MILLI,
+            costs: [MILLI, MILLI],
             slot_nanos: window_nanos / SLOTS as u64,
             epoch: OnceLock::new(),
             slots: [const { Slot::new() }; SLOTS],
@@ -162,19 +166,64 @@ impl RetryBudget {
         }
     }
 
+    /// The same budget, where a retry after a transient failure costs
+    /// `transient` tokens and one after a rate-limited failure costs
+    /// `rate_limited` (both 1 by default; a cost below 0.001 is read as
+    /// 0.001).
+    ///
+    /// Every retry costs one token by default, as in Finagle's budget. AWS's
+    /// SDKs charge more for some failures (10 for a timeout, 5 for the
+    /// others, of a quota of 500): a budget that should let a server that
+    /// asks for time (429, 503 with `Retry-After`) be retried longer than
+    /// one that breaks can make rate-limited retries cheaper.
+    ///
+    /// ```
+    /// use reattempt::RetryBudget;
+    /// use std::time::Duration;
+    ///
+    /// static BACKEND: RetryBudget =
+    ///     RetryBudget::new(0.2, 0, Duration::from_secs(10)).with_costs(2.0, 0.5);
+    /// ```
+    pub const fn with_costs(mut self, transient: f64, rate_limited: f64) -> RetryBudget {
+        const fn milli(tokens: f64) -> i64 {
+            let milli = tokens * MILLI as f64;
+            if milli >= 1.0 {
+                if milli < 1e15 {
+                    milli as i64
+                } else {
+                    1_000_000_000_000_000
+                }
+            } else {
+                1
+            }
+        }
+        self.costs = [milli(transient), milli(rate_limited)];
+        self
+    }
+
     /// Takes a token for a retry, or says there is none left: from the
     /// fleet when the budget is shared and Redis answers, else locally.
     pub fn try_withdraw(&self) -> bool {
+        self.withdraw(self.costs[0])
+    }
+
+    /// [`try_withdraw`](Self::try_withdraw), at the cost of a retry after a
+    /// failure of `class`.
+    pub fn try_withdraw_for(&self, class: crate::Class) -> bool {
+        self.withdraw(self.cost_of(class))
+    }
+
+    fn withdraw(&self, cost: i64) -> bool {
         #[cfg(feature = "redis-fleet")]
         if let Some(fleet) = self.shared.get() {
             use crate::fleet::Fleet;
-            match fleet.withdraw(MILLI, self.reserve, self.slot_nanos) {
+            match fleet.withdraw(cost, self.reserve, self.slot_nanos) {
                 Fleet::Withdrawn => {
                     // Kept locally too, so that a fallback starts from what
                     // this instance spent.
                     self.slot(self.now())
                         .balance
-                        .fetch_sub(MILLI, Ordering::Relaxed);
+                        .fetch_sub(cost, Ordering::Relaxed);
                     return true;
                 }
                 Fleet::Refused => return false,
@@ -182,22 +231,39 @@ impl RetryBudget {
             }
         }
         let now = self.now();
-        if self.balance_at(now) < MILLI {
+        if self.balance_at(now) < cost {
             return false;
         }
-        self.slot(now).balance.fetch_sub(MILLI, Ordering::Relaxed);
+        self.slot(now).balance.fetch_sub(cost, Ordering::Relaxed);
         true
     }
 
     /// Gives back the token of a retry that never ran: its call was
     /// cancelled during the wait or while queued for a permit.
     pub fn refund(&self) {
+        self.give_back(self.costs[0]);
+    }
+
+    /// [`refund`](Self::refund) of a retry taken after a failure of
+    /// `class`.
+    pub fn refund_for(&self, class: crate::Class) {
+        self.give_back(self.cost_of(class));
+    }
+
+    fn cost_of(&self, class: crate::Class) -> i64 {
+        match class {
+            crate::Class::RateLimited => self.costs[1],
+            _ => self.costs[0],
+        }
+    }
+
+    fn give_back(&self, cost: i64) {
         self.slot(self.now())
             .balance
-            .fetch_add(MILLI, Ordering::Relaxed);
+            .fetch_add(cost, Ordering::Relaxed);
         #[cfg(feature = "redis-fleet")]
         if let Some(fleet) = self.shared.get() {
-            fleet.deposit(MILLI);
+            fleet.deposit(cost);
         }
     }
 

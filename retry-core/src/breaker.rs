@@ -15,10 +15,8 @@
 
 use core::sync::atomic::{AtomicU8, AtomicU32, AtomicU64, Ordering};
 use core::time::Duration;
-use std::sync::OnceLock;
-use std::time::Instant;
 
-const SLOTS: usize = 10;
+use crate::window::{self, Epoch, SLOTS};
 
 const CLOSED: u8 = 0;
 const OPEN: u8 = 1;
@@ -50,7 +48,7 @@ pub struct RetryBreaker {
     slot_nanos: u64,
     cool_down: Duration,
     probes: u32,
-    epoch: OnceLock<Instant>,
+    epoch: Epoch,
     slots: [Slot; SLOTS],
     state: AtomicU8,
     /// When it last opened, in nanoseconds from `epoch`.
@@ -58,7 +56,7 @@ pub struct RetryBreaker {
     probes_left: AtomicU32,
     /// The fleet's breaker in Redis, once shared.
     #[cfg(feature = "redis-fleet")]
-    shared: OnceLock<crate::fleet::FleetBreaker>,
+    shared: std::sync::OnceLock<crate::fleet::FleetBreaker>,
 }
 
 #[derive(Debug)]
@@ -88,23 +86,14 @@ impl RetryBreaker {
         } else {
             f64::MIN_POSITIVE
         };
-        let window_nanos = {
-            let nanos = window.as_nanos();
-            if nanos < 10_000_000 {
-                10_000_000
-            } else if nanos > u64::MAX as u128 {
-                u64::MAX
-            } else {
-                nanos as u64
-            }
-        };
+        let window_nanos = window::nanos_of(window);
         RetryBreaker {
             threshold,
             min_attempts,
             slot_nanos: window_nanos / SLOTS as u64,
             cool_down,
             probes: if probes == 0 { 1 } else { probes },
-            epoch: OnceLock::new(),
+            epoch: Epoch::new(),
             slots: [const {
                 Slot {
                     index: AtomicU64::new(u64::MAX),
@@ -116,7 +105,7 @@ impl RetryBreaker {
             opened_at: AtomicU64::new(0),
             probes_left: AtomicU32::new(0),
             #[cfg(feature = "redis-fleet")]
-            shared: OnceLock::new(),
+            shared: std::sync::OnceLock::new(),
         }
     }
 
@@ -243,12 +232,11 @@ impl RetryBreaker {
     }
 
     fn nanos(&self) -> u64 {
-        let epoch = *self.epoch.get_or_init(Instant::now);
-        u64::try_from(epoch.elapsed().as_nanos()).unwrap_or(u64::MAX)
+        self.epoch.nanos()
     }
 
     fn now_slot(&self) -> u64 {
-        self.nanos() / self.slot_nanos.max(1)
+        self.epoch.slot(self.slot_nanos)
     }
 
     fn slot(&self, index: u64) -> &Slot {

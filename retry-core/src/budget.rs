@@ -11,10 +11,8 @@
 
 use core::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use core::time::Duration;
-use std::sync::OnceLock;
-use std::time::Instant;
 
-const SLOTS: usize = 10;
+use crate::window::{self, Epoch, SLOTS};
 
 /// Milli-tokens per token: deposits are fractions of a retry.
 const MILLI: i64 = 1000;
@@ -56,11 +54,11 @@ pub struct RetryBudget {
     /// after a rate-limited one.
     costs: [i64; 2],
     slot_nanos: u64,
-    epoch: OnceLock<Instant>,
+    epoch: Epoch,
     slots: [Slot; SLOTS],
     /// The fleet's budget in Redis, once shared.
     #[cfg(feature = "redis-fleet")]
-    shared: OnceLock<crate::fleet::FleetBudget>,
+    shared: std::sync::OnceLock<crate::fleet::FleetBudget>,
 }
 
 #[derive(Debug)]
@@ -91,16 +89,7 @@ impl RetryBudget {
         } else {
             0.0
         };
-        let window_nanos = {
-            let nanos = window.as_nanos();
-            if nanos < 10_000_000 {
-                10_000_000
-            } else if nanos > u64::MAX as u128 {
-                u64::MAX
-            } else {
-                nanos as u64
-            }
-        };
+        let window_nanos = window::nanos_of(window);
         let reserve = floor_per_sec as u128 * window_nanos as u128 / 1_000_000_000;
         let reserve = if reserve > (i64::MAX / MILLI) as u128 {
             i64::MAX / MILLI
@@ -112,10 +101,10 @@ impl RetryBudget {
             reserve: reserve * MILLI,
             costs: [MILLI, MILLI],
             slot_nanos: window_nanos / SLOTS as u64,
-            epoch: OnceLock::new(),
+            epoch: Epoch::new(),
             slots: [const { Slot::new() }; SLOTS],
             #[cfg(feature = "redis-fleet")]
-            shared: OnceLock::new(),
+            shared: std::sync::OnceLock::new(),
         }
     }
 
@@ -274,9 +263,7 @@ impl RetryBudget {
 
     /// The index of the current slot of time.
     fn now(&self) -> u64 {
-        let epoch = *self.epoch.get_or_init(Instant::now);
-        let nanos = epoch.elapsed().as_nanos();
-        u64::try_from(nanos / u128::from(self.slot_nanos)).unwrap_or(u64::MAX - 1)
+        self.epoch.slot(self.slot_nanos)
     }
 
     /// The slot for `index`, emptied first if it held an older slot's counts.

@@ -43,6 +43,7 @@ pub mod testing;
 mod timeout;
 #[cfg(feature = "tokio")]
 mod wait;
+mod window;
 
 /// What the `reqwest` feature adds beyond the classification of
 /// `reqwest::Error` and `reqwest::Response`.

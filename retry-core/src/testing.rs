@@ -223,26 +223,27 @@ fn cover_workers(recording: &Shared) {
         let arrived = Arc::clone(&arrived);
         handle.spawn(async move {
             WORKER.with(|w| *w.borrow_mut() = Some(weak));
-            let (count, all) = &*arrived;
-            let mut count = count.lock().unwrap_or_else(PoisonError::into_inner);
-            *count += 1;
-            all.notify_all();
-            while *count < workers {
-                let left = deadline.saturating_duration_since(Instant::now());
-                if left.is_zero() {
-                    break;
-                }
-                count = all
-                    .wait_timeout(count, left)
-                    .unwrap_or_else(PoisonError::into_inner)
-                    .0;
-            }
+            all_arrive(&arrived, workers, deadline, 1);
         });
     }
-    let (count, all) = &*arrived;
+    all_arrive(&arrived, workers, deadline, 0);
+}
+
+/// Adds `arriving` to the count of `arrived`, then waits until it reaches
+/// `workers`, or `deadline` passes.
+#[cfg(feature = "tokio")]
+fn all_arrive(
+    arrived: &(Mutex<usize>, std::sync::Condvar),
+    workers: usize,
+    deadline: std::time::Instant,
+    arriving: usize,
+) {
+    let (count, all) = arrived;
     let mut count = count.lock().unwrap_or_else(PoisonError::into_inner);
+    *count += arriving;
+    all.notify_all();
     while *count < workers {
-        let left = deadline.saturating_duration_since(Instant::now());
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
         if left.is_zero() {
             break;
         }

@@ -241,13 +241,7 @@ impl RetryBreaker {
 
     fn slot(&self, index: u64) -> &Slot {
         let slot = &self.slots[(index % SLOTS as u64) as usize];
-        let seen = slot.index.load(Ordering::Acquire);
-        if seen != index
-            && slot
-                .index
-                .compare_exchange(seen, index, Ordering::AcqRel, Ordering::Acquire)
-                .is_ok()
-        {
+        if window::claim(&slot.index, index) {
             slot.attempts.store(0, Ordering::Relaxed);
             slot.failures.store(0, Ordering::Relaxed);
         }
@@ -255,13 +249,9 @@ impl RetryBreaker {
     }
 
     fn window(&self, index: u64) -> (u64, u64) {
-        let oldest = index.saturating_sub(SLOTS as u64 - 1);
         self.slots
             .iter()
-            .filter(|slot| {
-                let at = slot.index.load(Ordering::Acquire);
-                at != u64::MAX && at >= oldest && at <= index
-            })
+            .filter(|slot| window::holds(&slot.index, index))
             .fold((0, 0), |(a, f), slot| {
                 (
                     a + slot.attempts.load(Ordering::Relaxed),

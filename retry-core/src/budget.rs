@@ -269,27 +269,17 @@ impl RetryBudget {
     /// The slot for `index`, emptied first if it held an older slot's counts.
     fn slot(&self, index: u64) -> &Slot {
         let slot = &self.slots[(index % SLOTS as u64) as usize];
-        let seen = slot.index.load(Ordering::Acquire);
-        if seen != index
-            && slot
-                .index
-                .compare_exchange(seen, index, Ordering::AcqRel, Ordering::Acquire)
-                .is_ok()
-        {
+        if window::claim(&slot.index, index) {
             slot.balance.store(0, Ordering::Release);
         }
         slot
     }
 
     fn balance_at(&self, index: u64) -> i64 {
-        let oldest = index.saturating_sub(SLOTS as u64 - 1);
         let recent: i64 = self
             .slots
             .iter()
-            .filter(|slot| {
-                let at = slot.index.load(Ordering::Acquire);
-                at != u64::MAX && at >= oldest && at <= index
-            })
+            .filter(|slot| window::holds(&slot.index, index))
             .map(|slot| slot.balance.load(Ordering::Relaxed))
             .sum();
         self.reserve.saturating_add(recent)

@@ -1,6 +1,7 @@
 //! The sliding window that the retry budget and the retry breaker count
 //! in: ten slots of time, named by their index from a process-wide epoch.
 
+use core::sync::atomic::{AtomicU64, Ordering};
 use core::time::Duration;
 use std::sync::OnceLock;
 use std::time::Instant;
@@ -41,4 +42,20 @@ impl Epoch {
     pub(crate) fn slot(&self, slot_nanos: u64) -> u64 {
         (self.nanos() / slot_nanos.max(1)).min(u64::MAX - 1)
     }
+}
+
+/// Moves a slot whose index is `slot` on to `index`: true for the one
+/// caller that does, which then empties the slot's counts.
+pub(crate) fn claim(slot: &AtomicU64, index: u64) -> bool {
+    let seen = slot.load(Ordering::Acquire);
+    seen != index
+        && slot
+            .compare_exchange(seen, index, Ordering::AcqRel, Ordering::Acquire)
+            .is_ok()
+}
+
+/// Whether a slot of index `slot` is in the window that ends at `index`.
+pub(crate) fn holds(slot: &AtomicU64, index: u64) -> bool {
+    let at = slot.load(Ordering::Acquire);
+    at != u64::MAX && at >= index.saturating_sub(SLOTS as u64 - 1) && at <= index
 }

@@ -7,7 +7,6 @@
 mod common;
 
 use std::io::{self, ErrorKind};
-use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
@@ -71,36 +70,15 @@ fn alerts_of_four_processes(url: &str, mode: &str) -> u32 {
 fn spawn_four(url: &str, mode: &str, scope: &str) -> u32 {
     let children: Vec<_> = (0..4)
         .map(|_| {
-            Command::new(std::env::current_exe().unwrap())
-                .args([
-                    "--exact",
-                    "child_fails_five_times",
-                    "--test-threads",
-                    "1",
-                    "--nocapture",
-                ])
-                .env(CHILD, mode)
-                .env(SCOPE, scope)
-                .env(URL, url)
-                .stdout(Stdio::piped())
-                .stderr(Stdio::null())
-                .spawn()
-                .unwrap()
+            common::spawn_child(
+                "child_fails_five_times",
+                &[(CHILD, mode), (SCOPE, scope), (URL, url)],
+            )
         })
         .collect();
     children
         .into_iter()
-        .map(|child| {
-            let output = child.wait_with_output().unwrap();
-            assert!(output.status.success(), "a child failed");
-            let text = String::from_utf8_lossy(&output.stdout).into_owned();
-            text.split("alerts=")
-                .nth(1)
-                .and_then(|rest| rest.split_whitespace().next())
-                .unwrap_or_else(|| panic!("no count in {text}"))
-                .parse::<u32>()
-                .unwrap()
-        })
+        .map(|child| common::child_count::<u32>(child, "alerts"))
         .sum()
 }
 

@@ -9,7 +9,6 @@ mod common;
 
 use std::io::{self, ErrorKind, Read};
 use std::net::{SocketAddr, TcpListener, TcpStream};
-use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::time::Duration;
@@ -88,28 +87,12 @@ fn child_makes_one_call() {
 }
 
 fn child_attempts(url: &str, scope: &str, addr: SocketAddr) -> u32 {
-    let output = Command::new(std::env::current_exe().unwrap())
-        .args([
-            "--exact",
-            "child_makes_one_call",
-            "--test-threads",
-            "1",
-            "--nocapture",
-        ])
-        .env(CHILD, addr.to_string())
-        .env(SCOPE, scope)
-        .env(URL, url)
-        .stderr(Stdio::null())
-        .output()
-        .unwrap();
-    assert!(output.status.success());
-    let text = String::from_utf8_lossy(&output.stdout).into_owned();
-    text.split("attempts=")
-        .nth(1)
-        .and_then(|rest| rest.split_whitespace().next())
-        .unwrap_or_else(|| panic!("no count in {text}"))
-        .parse()
-        .unwrap()
+    let addr = addr.to_string();
+    let child = common::spawn_child(
+        "child_makes_one_call",
+        &[(CHILD, &addr), (SCOPE, scope), (URL, url)],
+    );
+    common::child_count(child, "attempts")
 }
 
 #[test]

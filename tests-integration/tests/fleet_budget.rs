@@ -60,39 +60,16 @@ fn fleet_retries(url: &str, mode: &str) -> u64 {
     let scope = format!("test-{}", common::unique());
     let children: Vec<Child> = (0..4)
         .map(|_| {
-            Command::new(std::env::current_exe().unwrap())
-                .args([
-                    "--exact",
-                    "child_calls_a_failing_backend",
-                    "--test-threads",
-                    "1",
-                    "--nocapture",
-                ])
-                .env(CHILD, mode)
-                .env(SCOPE, &scope)
-                .env(URL, url)
-                .stdout(Stdio::piped())
-                .stderr(Stdio::null())
-                .spawn()
-                .unwrap()
+            common::spawn_child(
+                "child_calls_a_failing_backend",
+                &[(CHILD, mode), (SCOPE, &scope), (URL, url)],
+            )
         })
         .collect();
-    let mut total = 0;
-    for child in children {
-        let output = child.wait_with_output().unwrap();
-        assert!(output.status.success(), "a child failed");
-        let text = String::from_utf8_lossy(&output.stdout);
-        // The harness may print the test's name on the same line.
-        let retries: u64 = text
-            .split("retries=")
-            .nth(1)
-            .and_then(|rest| rest.split_whitespace().next())
-            .unwrap_or_else(|| panic!("no count in {text}"))
-            .parse()
-            .unwrap();
-        total += retries;
-    }
-    total
+    children
+        .into_iter()
+        .map(|child| common::child_count::<u64>(child, "retries"))
+        .sum()
 }
 
 #[test]

@@ -78,3 +78,29 @@ pub fn closed_port() -> u16 {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1:0");
     listener.local_addr().expect("local address").port()
 }
+
+/// Starts this test binary again as a child process running `test` alone,
+/// with `envs` set; its stdout is piped for [`child_count`].
+pub fn spawn_child(test: &str, envs: &[(&str, &str)]) -> std::process::Child {
+    std::process::Command::new(std::env::current_exe().expect("the test binary"))
+        .args(["--exact", test, "--test-threads", "1", "--nocapture"])
+        .envs(envs.iter().copied())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("spawn the child")
+}
+
+/// Waits for a child of [`spawn_child`] to pass and reads the number it
+/// printed after `key=`.
+pub fn child_count<T: std::str::FromStr>(child: std::process::Child, key: &str) -> T {
+    let output = child.wait_with_output().expect("the child's output");
+    assert!(output.status.success(), "a child failed");
+    let text = String::from_utf8_lossy(&output.stdout);
+    // The harness may print the test's name on the same line.
+    text.split(&format!("{key}="))
+        .nth(1)
+        .and_then(|rest| rest.split_whitespace().next())
+        .and_then(|count| count.parse().ok())
+        .unwrap_or_else(|| panic!("no {key} count in {text}"))
+}

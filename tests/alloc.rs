@@ -83,6 +83,15 @@ async fn fails_async(calls: &Cell<u32>, times: u32) -> io::Result<u32> {
     Ok(calls.get())
 }
 
+#[retry(max = 5, backoff = none)]
+async fn fails_async_at_once(calls: &Cell<u32>, times: u32) -> io::Result<u32> {
+    calls.set(calls.get() + 1);
+    if calls.get() <= times {
+        return Err(ErrorKind::TimedOut.into());
+    }
+    Ok(calls.get())
+}
+
 /// Polls a future that needs no waking to completion.
 fn run<F: Future>(future: F) -> F::Output {
     let mut future = pin!(future);
@@ -119,6 +128,16 @@ fn a_failing_sync_call_never_allocates_however_many_retries() {
         assert_eq!(out.unwrap(), retries + 1);
         // The failure state lives in the call, on the stack.
         assert_eq!(n, 0, "{retries} retries");
+    }
+}
+
+#[test]
+fn a_failing_async_call_allocates_its_failure_state_once_however_many_retries() {
+    run(fails_async_at_once(&Cell::new(0), 1)).unwrap();
+    for retries in [1, 2, 4] {
+        let (n, out) = allocations(|| run(fails_async_at_once(&Cell::new(0), retries)));
+        assert_eq!(out.unwrap(), retries + 1);
+        assert_eq!(n, 1, "{retries} retries");
     }
 }
 

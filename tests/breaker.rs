@@ -66,3 +66,127 @@ fn the_breaker_opens_stops_retries_and_closes_after_recovery() {
     FAILING.store(true, Ordering::SeqCst);
     assert_eq!(attempts_of_one_call(), 3);
 }
+
+/// Its own breaker, so that the test above cannot open or close it.
+static CLASSIC: RetryBreaker = RetryBreaker::new(
+    0.5,
+    4,
+    Duration::from_secs(1),
+    Duration::from_millis(100),
+    1,
+);
+
+static CLASSIC_FAILING: AtomicBool = AtomicBool::new(true);
+static CLASSIC_ATTEMPTS: AtomicU32 = AtomicU32::new(0);
+static REFUSALS_SEEN: AtomicU32 = AtomicU32::new(0);
+
+#[retry(
+    max = 2,
+    backoff = none,
+    sleep = no_wait,
+    breaker = classic(CLASSIC),
+    on_give_up = |ctx| {
+        if ctx.gave_up() == Some(reattempt::GiveUp::Breaker) && ctx.attempt() == 0 {
+            REFUSALS_SEEN.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+)]
+fn call_classic() -> io::Result<()> {
+    CLASSIC_ATTEMPTS.fetch_add(1, Ordering::SeqCst);
+    if CLASSIC_FAILING.load(Ordering::SeqCst) {
+        return Err(ErrorKind::ConnectionRefused.into());
+    }
+    Ok(())
+}
+
+/// The attempts one call makes, and its result.
+fn classic_call() -> (u32, io::Result<()>) {
+    let before = CLASSIC_ATTEMPTS.load(Ordering::SeqCst);
+    let result = call_classic();
+    (CLASSIC_ATTEMPTS.load(Ordering::SeqCst) - before, result)
+}
+
+fn is_refusal(result: &io::Result<()>) -> bool {
+    result.as_ref().is_err_and(|e| {
+        e.kind() == ErrorKind::Other
+            && e.get_ref()
+                .is_some_and(|inner| inner.is::<reattempt::BreakerOpen>())
+    })
+}
+
+#[test]
+fn a_classic_breaker_fails_calls_fast_while_open_and_probes_with_first_attempts() {
+    // Two failing calls of two attempts each open it.
+    assert_eq!(classic_call().0, 2);
+    assert_eq!(classic_call().0, 2);
+    assert!(CLASSIC.is_open());
+
+    // Open: calls are refused before their first attempt, with the
+    // caller's own error type, counted and seen by `on_give_up`.
+    for _ in 0..5 {
+        let (attempts, result) = classic_call();
+        assert_eq!(attempts, 0, "no attempt while open");
+        assert!(is_refusal(&result), "{result:?}");
+    }
+    assert_eq!(REFUSALS_SEEN.load(Ordering::SeqCst), 5);
+    let stats = reattempt::stats::get("breaker::call_classic").unwrap();
+    assert!(stats.give_ups.breaker >= 5, "{:?}", stats.give_ups);
+
+    // After the cool-down, one first attempt probes; it fails, so the
+    // breaker opens again and the next call is refused.
+    std::thread::sleep(Duration::from_millis(150));
+    let (attempts, result) = classic_call();
+    assert_eq!(attempts, 1, "the probe, and no retry after it");
+    assert_eq!(result.unwrap_err().kind(), ErrorKind::ConnectionRefused);
+    assert!(
+        is_refusal(&classic_call().1),
+        "open again after a failed probe"
+    );
+
+    // The backend recovers: after the next cool-down the probe succeeds,
+    // the breaker closes, and calls and retries go out again.
+    CLASSIC_FAILING.store(false, Ordering::SeqCst);
+    std::thread::sleep(Duration::from_millis(150));
+    assert_eq!(classic_call().0, 1);
+    assert!(!CLASSIC.is_open());
+    assert!(classic_call().1.is_ok());
+    CLASSIC_FAILING.store(true, Ordering::SeqCst);
+    assert_eq!(classic_call().0, 2, "retried again once closed");
+}
+
+static ASYNC_CLASSIC: RetryBreaker =
+    RetryBreaker::new(0.5, 2, Duration::from_secs(10), Duration::from_secs(60), 1);
+
+static ASYNC_ATTEMPTS: AtomicU32 = AtomicU32::new(0);
+
+#[retry(max = 3, backoff = none, breaker = classic(ASYNC_CLASSIC))]
+async fn call_classic_async() -> io::Result<u32> {
+    ASYNC_ATTEMPTS.fetch_add(1, Ordering::SeqCst);
+    Err(ErrorKind::ConnectionReset.into())
+}
+
+#[tokio::test]
+async fn an_async_classic_breaker_refuses_without_polling_the_body() {
+    let first = call_classic_async().await;
+    assert_eq!(first.unwrap_err().kind(), ErrorKind::ConnectionReset);
+    assert_eq!(
+        ASYNC_ATTEMPTS.load(Ordering::SeqCst),
+        2,
+        "opened by two failures"
+    );
+    let refused = tokio::time::timeout(Duration::from_secs(10), call_classic_async())
+        .await
+        .expect("a refusal does not wait");
+    assert!(
+        refused
+            .unwrap_err()
+            .get_ref()
+            .unwrap()
+            .is::<reattempt::BreakerOpen>()
+    );
+    assert_eq!(
+        ASYNC_ATTEMPTS.load(Ordering::SeqCst),
+        2,
+        "no attempt while open"
+    );
+}

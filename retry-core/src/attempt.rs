@@ -18,6 +18,7 @@ use std::time::{Instant, SystemTime};
 use tracing::Span;
 
 use crate::backoff::Backoff;
+use crate::breaker::BreakerOpen;
 use crate::class::CodeKind;
 use crate::class::{Applied, Class, Classification};
 use crate::clock::Clock;
@@ -28,8 +29,8 @@ use crate::give_up::GiveUp;
 use crate::hooks::Context;
 use crate::jitter::{Jitter, Rng};
 use crate::log;
-use crate::outcome::FromTimeout;
 use crate::outcome::Outcome;
+use crate::outcome::{FromBreakerOpen, FromTimeout};
 use crate::policy::{Nested, Policy};
 use crate::spans::{self, Spans};
 use crate::stats::Site;
@@ -641,35 +642,79 @@ impl<'p, B: Backoff, C: Clock, S: Slot> Call<'p, B, C, S> {
                 Decision::Retry(wait)
             }
             Err(reason) => {
-                log::gave_up(
-                    self.site,
-                    self.policy,
-                    self.attempt,
-                    &self.call_id,
-                    &class,
-                    error,
-                    reason,
-                    elapsed,
-                    span,
-                );
-                self.remember(&class, None);
-                self.ended = true;
-                self.site.gave_up(reason, elapsed, self.attempt > 1);
-                let failures = self.failures();
-                failures.last_delay = None;
-                failures.gave_up = Some(reason);
-                if let Some(sink) = self.policy.dead_letter {
-                    let record = self.record(reason, &class, error, elapsed, fields);
-                    dead_letter::deliver(sink, &record);
-                }
-                if let Some(spans) = &mut *self.spans {
-                    spans.gave_up(&class, reason);
-                    spans.end();
-                    spans.ended(self.attempt);
-                }
+                self.give_up(reason, class, error, elapsed, span, fields);
                 Decision::GiveUp(reason)
             }
         }
+    }
+
+    /// The call ends without success: logged, counted, recorded.
+    fn give_up(
+        &mut self,
+        reason: GiveUp,
+        class: Classification,
+        error: &dyn fmt::Display,
+        elapsed: Duration,
+        span: &dyn Fn() -> Span,
+        fields: &dyn Fn(FieldVisitor<'_>),
+    ) {
+        log::gave_up(
+            self.site,
+            self.policy,
+            self.attempt,
+            &self.call_id,
+            &class,
+            error,
+            reason,
+            elapsed,
+            span,
+        );
+        self.remember(&class, None);
+        self.ended = true;
+        self.site.gave_up(reason, elapsed, self.attempt > 1);
+        let failures = self.failures();
+        failures.last_delay = None;
+        failures.gave_up = Some(reason);
+        if let Some(sink) = self.policy.dead_letter {
+            let record = self.record(reason, &class, error, elapsed, fields);
+            dead_letter::deliver(sink, &record);
+        }
+        if let Some(spans) = &mut *self.spans {
+            spans.gave_up(&class, reason);
+            spans.end();
+            spans.ended(self.attempt);
+        }
+    }
+
+    /// Under `breaker = classic(..)`: whether the policy's breaker refuses
+    /// the call before its first attempt.
+    #[inline]
+    pub fn refuses(&self) -> bool {
+        self.policy
+            .breaker
+            .is_some_and(|breaker| !breaker.allow_call())
+    }
+
+    /// The outcome of a call its breaker [refuses](Call::refuses), which
+    /// gives up with reason [`GiveUp::Breaker`] after no attempt: logged,
+    /// counted and recorded like any give-up, with the code
+    /// `breaker_open`.
+    #[cold]
+    #[inline(never)]
+    pub fn refused<R, L, A>(&mut self, span: L, fields: A) -> R
+    where
+        R: FromBreakerOpen,
+        L: Fn() -> Span,
+        A: Fn(FieldVisitor<'_>),
+    {
+        self.attempt = 0;
+        let class = Classification::transient()
+            .with_code("breaker_open")
+            .not_applied();
+        let elapsed = self.elapsed();
+        let open = BreakerOpen::new();
+        self.give_up(GiveUp::Breaker, class, &open, elapsed, &span, &fields);
+        R::from_breaker_open(open)
     }
 
     /// Adds an attempt to the history, when a sink will want it.

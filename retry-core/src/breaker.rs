@@ -8,11 +8,16 @@
 //! up with reason `breaker`. After `cool_down` it lets `probes` retries
 //! through; when one succeeds (or a first attempt does) it closes, and when
 //! a probe fails it opens again.
-//! First attempts are never stopped: they are what tells the breaker that
+//! First attempts are not stopped: they are what tells the breaker that
 //! the backend is back (Marc Brooker, "Fixing retries with token buckets
-//! and circuit breakers", 2022). Counted per process, or for the fleet once
-//! [shared](RetryBreaker::share) through Redis (feature `redis-fleet`).
+//! and circuit breakers", 2022). A function that names the breaker as
+//! `breaker = classic(STATIC)` opts in to a classic circuit breaker: while
+//! it is open, its calls fail fast with [`BreakerOpen`] before their first
+//! attempt, and after the cool-down its first attempts take the probes too.
+//! Counted per process, or for the fleet once [shared](RetryBreaker::share)
+//! through Redis (feature `redis-fleet`).
 
+use core::fmt;
 use core::sync::atomic::{AtomicU8, AtomicU32, AtomicU64, Ordering};
 use core::time::Duration;
 
@@ -165,7 +170,9 @@ impl RetryBreaker {
     }
 
     /// Whether a retry may go now; while probing, it takes a probe. When
-    /// the breaker is shared and Redis answers, the fleet decides.
+    /// the breaker is shared and Redis answers, the fleet decides, and an
+    /// open fleet breaker opens this instance's too, so that its
+    /// `classic(..)` functions fail fast without asking Redis.
     pub fn allow_retry(&self) -> bool {
         #[cfg(feature = "redis-fleet")]
         if let Some(fleet) = self.shared.get()
@@ -177,8 +184,38 @@ impl RetryBreaker {
                 self.probes,
             )
         {
+            if !allowed && self.state.load(Ordering::Relaxed) == CLOSED {
+                self.open();
+            }
             return allowed;
         }
+        self.admit()
+    }
+
+    /// Whether the first attempt of a `breaker = classic(..)` call may go
+    /// now: always while closed, never while open and cooling down, and
+    /// as one of the probes after that. It reads this instance's state
+    /// only, so a first attempt never waits on Redis.
+    ///
+    /// ```
+    /// use reattempt::RetryBreaker;
+    /// use std::time::Duration;
+    ///
+    /// static BACKEND: RetryBreaker =
+    ///     RetryBreaker::new(0.5, 2, Duration::from_secs(10), Duration::from_secs(60), 1);
+    /// assert!(BACKEND.allow_call());
+    /// BACKEND.record(true);
+    /// BACKEND.record(true);
+    /// assert!(BACKEND.is_open());
+    /// assert!(!BACKEND.allow_call(), "open and cooling down: fail fast");
+    /// ```
+    pub fn allow_call(&self) -> bool {
+        self.admit()
+    }
+
+    /// The local decision: closed lets everything through, open nothing
+    /// until the cool-down ends, then the probes.
+    fn admit(&self) -> bool {
         match self.state.load(Ordering::Relaxed) {
             CLOSED => true,
             OPEN => {
@@ -258,5 +295,45 @@ impl RetryBreaker {
                     f + slot.failures.load(Ordering::Relaxed),
                 )
             })
+    }
+}
+
+/// A call of a `breaker = classic(..)` function that the breaker refused
+/// before its first attempt, because it is open.
+///
+/// Such a function's error type implements `From<BreakerOpen>`;
+/// `std::io::Error` does, with kind `Other`, so that an outer retry loop
+/// classifies it as logical and does not hammer the breaker in turn.
+///
+/// ```
+/// use reattempt::BreakerOpen;
+///
+/// let io: std::io::Error = BreakerOpen::new().into();
+/// assert_eq!(io.kind(), std::io::ErrorKind::Other);
+/// assert_eq!(io.to_string(), BreakerOpen::new().to_string());
+/// assert!(io.get_ref().unwrap().is::<BreakerOpen>());
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct BreakerOpen;
+
+impl BreakerOpen {
+    /// The refusal of a call.
+    pub const fn new() -> BreakerOpen {
+        BreakerOpen
+    }
+}
+
+impl fmt::Display for BreakerOpen {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("retry breaker open: the call was not attempted")
+    }
+}
+
+impl std::error::Error for BreakerOpen {}
+
+impl From<BreakerOpen> for std::io::Error {
+    fn from(open: BreakerOpen) -> std::io::Error {
+        std::io::Error::other(open)
     }
 }

@@ -24,7 +24,8 @@ pub enum GiveUp {
     /// The attempt may have taken effect, and the operation must not
     /// happen twice (`idempotent = false`): a person should check.
     MaybeApplied,
-    /// The retry breaker is open: most attempts fail.
+    /// The retry breaker is open: most attempts fail. Under `breaker =
+    /// classic(..)` the call may end so before its first attempt.
     Breaker,
 }
 

@@ -57,7 +57,7 @@ pub mod reqwest {
 pub mod __private;
 
 pub use attempt::{Boxed, Call, Decision, FailureState, FieldVisitor, Inline, Slot};
-pub use breaker::RetryBreaker;
+pub use breaker::{BreakerOpen, RetryBreaker};
 pub use budget::RetryBudget;
 pub use class::{Applied, Class, Classification, Code, CodeKind, CodeTooLong};
 pub use classify::{
@@ -70,7 +70,7 @@ pub use clock::{Clock, SystemClock};
 pub use current::{Attempt, CallId, HasFrame, Limited, Scoped, attempt};
 pub use give_up::GiveUp;
 pub use limit::{Acquire, ConcurrencyLimit, Permit};
-pub use outcome::{Fallible, FromTimeout, NoError, Outcome};
+pub use outcome::{Fallible, FromBreakerOpen, FromTimeout, NoError, Outcome};
 pub use policy::{
     DEFAULT_ALERT_AFTER, DEFAULT_MAX_ATTEMPTS, DEFAULT_MAX_RETRY_AFTER, Nested, Policy,
 };

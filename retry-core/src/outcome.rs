@@ -2,6 +2,7 @@
 
 use core::fmt;
 
+use crate::breaker::BreakerOpen;
 use crate::class::Classification;
 use crate::classify::Classified;
 use crate::timeout::AttemptTimeout;
@@ -126,5 +127,25 @@ pub trait FromTimeout: Outcome {
 impl<T, E: From<AttemptTimeout>> FromTimeout for Result<T, E> {
     fn from_timeout(timeout: AttemptTimeout) -> Self {
         Err(E::from(timeout))
+    }
+}
+
+/// A return type that can report a call its breaker refused: what
+/// `breaker = classic(..)` needs.
+#[diagnostic::on_unimplemented(
+    message = "`breaker = classic(..)` needs to return a refused call as `{Self}`",
+    label = "no error of this type can stand for a call the breaker refused",
+    note = "for an error type of your own crate, implement `From<reattempt::BreakerOpen>` for it (`std::io::Error` has it)",
+    note = "or write `breaker = STATIC`: first attempts then always go out, and only retries stop while it is open"
+)]
+pub trait FromBreakerOpen: Outcome {
+    /// The outcome of a call the breaker refused.
+    fn from_breaker_open(open: BreakerOpen) -> Self;
+}
+
+#[diagnostic::do_not_recommend]
+impl<T, E: From<BreakerOpen>> FromBreakerOpen for Result<T, E> {
+    fn from_breaker_open(open: BreakerOpen) -> Self {
+        Err(E::from(open))
     }
 }

@@ -18,7 +18,7 @@ pub use crate::clock::TokioClock;
 pub use crate::dynamic::{AnyBackoff, DynamicPolicy};
 pub use crate::hooks::Context;
 pub use crate::jitter::Jitter;
-pub use crate::outcome::{Fallible, FromTimeout, Outcome};
+pub use crate::outcome::{Fallible, FromBreakerOpen, FromTimeout, Outcome};
 pub use crate::policy::Nested;
 pub use crate::policy::Policy;
 pub use crate::stats::Site;

@@ -82,6 +82,13 @@ pub struct Hooks {
     pub on_give_up: Option<Expr>,
 }
 
+/// `breaker = STATIC`, or `breaker = classic(STATIC)`.
+pub struct Breaker {
+    pub path: Expr,
+    /// Whether first attempts fail fast too while it is open.
+    pub classic: bool,
+}
+
 /// All arguments, each at most once.
 #[derive(Default)]
 pub struct Args {
@@ -103,7 +110,7 @@ pub struct Args {
     pub krate: Option<Path>,
     pub sleep: Option<Expr>,
     pub budget: Option<Expr>,
-    pub breaker: Option<Expr>,
+    pub breaker: Option<Breaker>,
     pub limit: Option<Expr>,
     pub dead_letter: Option<Expr>,
     pub alert_after: Option<u32>,
@@ -236,12 +243,7 @@ impl Parse for Args {
                 })?,
                 "breaker" => put(&mut args.breaker, key, input, |input| {
                     eq(input, "breaker")?;
-                    shared(
-                        input,
-                        "breaker",
-                        "a `static` `reattempt::RetryBreaker`: `breaker = PAYMENTS`",
-                        "static PAYMENTS: RetryBreaker = RetryBreaker::new(..);` and write `breaker = PAYMENTS`",
-                    )
+                    parse_breaker(input)
                 })?,
                 "limit" => put(&mut args.limit, key, input, |input| {
                     eq(input, "limit")?;
@@ -760,8 +762,49 @@ fn positive(input: ParseStream, what: &str) -> syn::Result<Dur> {
 /// A shared piece (budget, limit, dead-letter sink): shared by every call,
 /// so it must outlive them all. A value built in the attribute would be a
 /// temporary of each call; that is an error saying to declare a `static`.
+const BREAKER_USAGE: &str = "a `static` `reattempt::RetryBreaker`: `breaker = PAYMENTS`, or `breaker = classic(PAYMENTS)` to fail first attempts fast too while it is open";
+const BREAKER_DECLARE: &str = "static PAYMENTS: RetryBreaker = RetryBreaker::new(..);` and write `breaker = PAYMENTS`, or `breaker = classic(PAYMENTS)` to fail first attempts fast too";
+
+/// `STATIC` or `classic(STATIC)`.
+fn parse_breaker(input: ParseStream) -> syn::Result<Breaker> {
+    let fork = input.fork();
+    let is_classic = fork
+        .call(Ident::parse_any)
+        .is_ok_and(|mode| mode == "classic")
+        && fork.peek(token::Paren);
+    if is_classic {
+        let classic = input.call(Ident::parse_any)?;
+        let inner;
+        parenthesized!(inner in input);
+        let usage = "`classic(..)` takes the breaker's `static`: `breaker = classic(PAYMENTS)`";
+        if inner.is_empty() {
+            return Err(syn::Error::new(classic.span(), usage));
+        }
+        let path = function(&inner, "classic(..)", "the breaker's `static`")?;
+        if !inner.is_empty() {
+            return Err(inner.error(usage));
+        }
+        let path = must_be_static(path, "breaker", BREAKER_DECLARE)?;
+        return Ok(Breaker {
+            path,
+            classic: true,
+        });
+    }
+    let path = shared(input, "breaker", BREAKER_USAGE, BREAKER_DECLARE)?;
+    Ok(Breaker {
+        path,
+        classic: false,
+    })
+}
+
 fn shared(input: ParseStream, what: &str, usage: &str, declare: &str) -> syn::Result<Expr> {
     let expr = function(input, what, usage)?;
+    must_be_static(expr, what, declare)
+}
+
+/// A shared argument names its `static`; a value built in the attribute
+/// would be a new one on every call.
+fn must_be_static(expr: Expr, what: &str, declare: &str) -> syn::Result<Expr> {
     if matches!(expr, Expr::Call(_) | Expr::Struct(_)) {
         return Err(syn::Error::new_spanned(
             &expr,

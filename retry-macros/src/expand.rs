@@ -171,7 +171,23 @@ impl Parts<'_> {
             (Some(_), false) => code!(__retry_sleep(__retry_delay)),
             (Some(_), true) => code!(__retry_sleep(__retry_delay).await),
         };
+        // `breaker = classic(..)`: an open breaker refuses the call before
+        // its first attempt. Like `timed`, the refusal is spanned at the
+        // return type, which is what must be able to stand for it.
+        let refusal = args.breaker.as_ref().filter(|b| b.classic).map(|_| {
+            let (span, fields) = self.span_and_fields(args);
+            let refused = Ident::new("refused", self.return_span);
+            let ret = self.ret.as_ref().map(|ret| code!(::<#ret, _, _>));
+            code! {
+                if __retry_call.refuses() {
+                    let #outcome = __retry_call.#refused #ret(#span, #fields);
+                    #on_give_up
+                    return #outcome;
+                }
+            }
+        });
         code! {
+            #refusal
             loop {
                 __retry_call.begin_attempt();
                 #before
@@ -259,7 +275,25 @@ impl Parts<'_> {
                 }
             },
         };
-        let (span, fields) = match &args.fields {
+        let (span, fields) = self.span_and_fields(args);
+        code! {
+            #classify,
+            |__retry_e, __retry_f| {
+                #[allow(unused_imports)]
+                use #private::{DescribeDebug as _, DescribeDisplay as _};
+                (&#private::Describe(__retry_e)).__retry_describe(__retry_f)
+            },
+            #judge_value,
+            #span,
+            #fields
+        }
+    }
+
+    /// The span the call's events go in, and the visitor of the arguments
+    /// named in `fields(..)`.
+    fn span_and_fields(&self, args: &Args) -> (TokenStream, TokenStream) {
+        let private = self.private;
+        match &args.fields {
             Some(fields) => {
                 let names = fields.iter().map(ToString::to_string);
                 (
@@ -280,17 +314,6 @@ impl Parts<'_> {
                 )
             }
             None => (code!(#private::no_span), code!(#private::no_fields)),
-        };
-        code! {
-            #classify,
-            |__retry_e, __retry_f| {
-                #[allow(unused_imports)]
-                use #private::{DescribeDebug as _, DescribeDisplay as _};
-                (&#private::Describe(__retry_e)).__retry_describe(__retry_f)
-            },
-            #judge_value,
-            #span,
-            #fields
         }
     }
 
@@ -397,10 +420,13 @@ fn prelude(args: &Args, fn_name: &Ident, private: &TokenStream, is_async: bool) 
     // Shared state is named by reference; a `static` keeps the policy a
     // constant, anything else makes it a local.
     for (method, shared) in [
-        ("budget", &args.budget),
-        ("breaker", &args.breaker),
-        ("limit", &args.limit),
-        ("dead_letter", &args.dead_letter),
+        ("budget", args.budget.as_ref()),
+        (
+            "breaker",
+            args.breaker.as_ref().map(|breaker| &breaker.path),
+        ),
+        ("limit", args.limit.as_ref()),
+        ("dead_letter", args.dead_letter.as_ref()),
     ] {
         if let Some(shared) = shared {
             is_const &= matches!(shared, syn::Expr::Path(_));

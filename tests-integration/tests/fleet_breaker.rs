@@ -1,6 +1,7 @@
 //! A retry breaker shared through Redis: failures seen by one process open
-//! it for another that saw none, and a success closes it for both. The
-//! backend is a local server that fails on demand.
+//! it for another that saw none (whose `classic(..)` calls then fail fast),
+//! and a success closes it for both. The backend is a local server that
+//! fails on demand.
 //!
 //! Runs this same binary as a child process. Needs `RETRY_TEST_REDIS_URL`
 //! (set by `.ci/run`).
@@ -19,6 +20,7 @@ use reattempt::{RetryBreaker, retry};
 const URL: &str = "RETRY_TEST_REDIS_URL";
 const CHILD: &str = "REATTEMPT_BREAKER_CHILD";
 const SCOPE: &str = "REATTEMPT_BREAKER_SCOPE";
+const THEN_CLASSIC: &str = "REATTEMPT_BREAKER_THEN_CLASSIC";
 
 fn no_wait(_: Duration) {}
 
@@ -33,8 +35,7 @@ static BACKEND: RetryBreaker = RetryBreaker::new(
 
 static ATTEMPTS: AtomicU32 = AtomicU32::new(0);
 
-#[retry(max = 3, backoff = none, sleep = no_wait, breaker = BACKEND)]
-fn fetch(addr: SocketAddr) -> io::Result<String> {
+fn fetch_once(addr: SocketAddr) -> io::Result<String> {
     ATTEMPTS.fetch_add(1, Ordering::SeqCst);
     let mut stream = TcpStream::connect(addr)?;
     stream.set_read_timeout(Some(Duration::from_secs(5)))?;
@@ -45,6 +46,17 @@ fn fetch(addr: SocketAddr) -> io::Result<String> {
         return Err(ErrorKind::UnexpectedEof.into());
     }
     Ok(answer)
+}
+
+/// The same call, failing fast while the breaker is open.
+#[retry(max = 3, backoff = none, sleep = no_wait, breaker = classic(BACKEND))]
+fn fetch_or_fail_fast(addr: SocketAddr) -> io::Result<String> {
+    fetch_once(addr)
+}
+
+#[retry(max = 3, backoff = none, sleep = no_wait, breaker = BACKEND)]
+fn fetch(addr: SocketAddr) -> io::Result<String> {
+    fetch_once(addr)
 }
 
 /// The attempts of one call.
@@ -75,7 +87,9 @@ fn server(failing: Arc<AtomicBool>) -> SocketAddr {
     addr
 }
 
-/// What the child does: one call, sharing the breaker; prints its attempts.
+/// What the child does: one call, sharing the breaker; prints its
+/// attempts. Asked to, it then makes a `classic(..)` call and prints the
+/// attempts of that one instead.
 #[test]
 fn child_makes_one_call() {
     let Some(addr) = std::env::var_os(CHILD) else {
@@ -83,7 +97,18 @@ fn child_makes_one_call() {
     };
     share(&std::env::var(URL).unwrap(), &std::env::var(SCOPE).unwrap());
     let addr: SocketAddr = addr.to_str().unwrap().parse().unwrap();
-    println!("attempts={}", attempts_of_one_call(addr));
+    let attempts = attempts_of_one_call(addr);
+    if std::env::var_os(THEN_CLASSIC).is_none() {
+        println!("attempts={attempts}");
+        return;
+    }
+    let before = ATTEMPTS.load(Ordering::SeqCst);
+    let refused = fetch_or_fail_fast(addr).is_err_and(|e| {
+        e.get_ref()
+            .is_some_and(|inner| inner.is::<reattempt::BreakerOpen>())
+    });
+    assert!(refused, "refused as `BreakerOpen`");
+    println!("classic={}", ATTEMPTS.load(Ordering::SeqCst) - before);
 }
 
 fn child_attempts(url: &str, scope: &str, addr: SocketAddr) -> u32 {
@@ -93,6 +118,22 @@ fn child_attempts(url: &str, scope: &str, addr: SocketAddr) -> u32 {
         &[(CHILD, &addr), (SCOPE, scope), (URL, url)],
     );
     common::child_count(child, "attempts")
+}
+
+/// The attempts of a child's `classic(..)` call, made after a first call
+/// of its own told it what the fleet's breaker says.
+fn child_classic_attempts(url: &str, scope: &str, addr: SocketAddr) -> u32 {
+    let addr = addr.to_string();
+    let child = common::spawn_child(
+        "child_makes_one_call",
+        &[
+            (CHILD, &addr),
+            (SCOPE, scope),
+            (URL, url),
+            (THEN_CLASSIC, "1"),
+        ],
+    );
+    common::child_count(child, "classic")
 }
 
 #[test]
@@ -114,6 +155,9 @@ fn failures_in_one_process_stop_the_retries_of_another_until_the_backend_answers
     }
     // Another process, which has seen no failure, makes one attempt only.
     assert_eq!(child_attempts(&url, &scope, addr), 1);
+    // Having heard from the fleet at that retry decision, a process fails
+    // its `classic(..)` calls fast, without asking Redis or the backend.
+    assert_eq!(child_classic_attempts(&url, &scope, addr), 0);
 
     // The backend recovers; after the cool-down a success closes it for all.
     failing.store(false, Ordering::SeqCst);

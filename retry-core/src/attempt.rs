@@ -13,29 +13,31 @@ use core::pin::{Pin, pin};
 use core::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 use core::task::Poll;
 use core::time::Duration;
-use std::time::{Instant, SystemTime};
+use std::time::Instant;
 
 use tracing::Span;
 
 use crate::backoff::Backoff;
-use crate::breaker::BreakerOpen;
 use crate::class::CodeKind;
-use crate::class::{Applied, Class, Classification};
+use crate::class::{Class, Classification};
 use crate::clock::Clock;
 use crate::current::{self, CallIdCell, Frame, HasFrame, Limited, Scoped};
-use crate::dead_letter::{self, AttemptRecord, DelayFrom, Record};
 use crate::export;
 use crate::give_up::GiveUp;
 use crate::hooks::Context;
-use crate::jitter::{Jitter, Rng};
-use crate::log;
+use crate::jitter::Rng;
+use crate::outcome::FromTimeout;
 use crate::outcome::Outcome;
-use crate::outcome::{FromBreakerOpen, FromTimeout};
-use crate::policy::{Nested, Policy};
+use crate::policy::Policy;
 use crate::spans::{self, Spans};
 use crate::stats::Site;
-use crate::testing;
 use crate::timeout::AttemptTimeout;
+
+mod delay;
+mod failure;
+mod failure_state;
+
+pub use failure_state::{Boxed, FailureState, Inline, Slot};
 
 /// The names and values of the arguments in `fields(..)`, for records.
 pub type FieldVisitor<'v> = &'v mut dyn FnMut(&'static str, &dyn fmt::Debug);
@@ -172,88 +174,6 @@ const NO_RETRY: u8 = 0;
 const AFTER_TRANSIENT: u8 = 1;
 /// A retry after a rate-limited failure is pending.
 const AFTER_RATE_LIMITED: u8 = 2;
-
-/// Where a call keeps the state that only failures need.
-pub trait Slot: Default {
-    /// The state, made at the first use.
-    #[doc(hidden)]
-    fn state(&mut self) -> &mut FailureState;
-    /// The state, if made.
-    #[doc(hidden)]
-    fn peek(&self) -> Option<&FailureState>;
-}
-
-/// The failure state in the call itself: for sync functions, whose call
-/// lives on the stack.
-#[derive(Debug, Default)]
-pub struct Inline(ManuallyDrop<Option<FailureState>>);
-
-impl Slot for Inline {
-    #[inline]
-    fn state(&mut self) -> &mut FailureState {
-        self.0.get_or_insert_with(FailureState::default)
-    }
-
-    #[inline]
-    fn peek(&self) -> Option<&FailureState> {
-        self.0.as_ref()
-    }
-}
-
-impl Drop for Inline {
-    /// Drops the state out of line only when there is one: the drop glue of
-    /// a `FailureState` is too large to inline, and a call on the success
-    /// path of every sync function would cost more than the rest of it.
-    #[inline]
-    fn drop(&mut self) {
-        #[cold]
-        #[inline(never)]
-        fn drop_state(state: &mut ManuallyDrop<Option<FailureState>>) {
-            // SAFETY: called once, from `drop`; the state is never used after.
-            unsafe { ManuallyDrop::drop(state) }
-        }
-
-        if self.0.is_some() {
-            drop_state(&mut self.0);
-        }
-    }
-}
-
-/// The failure state boxed at the first failure: for async functions, whose
-/// future it would otherwise make larger by its size.
-#[derive(Debug, Default)]
-pub struct Boxed(Option<Box<FailureState>>);
-
-impl Slot for Boxed {
-    #[inline]
-    fn state(&mut self) -> &mut FailureState {
-        self.0.get_or_insert_with(Box::default)
-    }
-
-    #[inline]
-    fn peek(&self) -> Option<&FailureState> {
-        self.0.as_deref()
-    }
-}
-
-/// The part of a call's state that only failures need.
-#[derive(Debug, Default)]
-pub struct FailureState {
-    /// Waits skipped by test mode, counted as time that passed.
-    skipped: Duration,
-    rng: Option<Rng>,
-    last_class: Option<Classification>,
-    /// The delay of the last decision when it was a retry (so `attempt` has
-    /// moved on); `None` after a success or a give-up.
-    last_delay: Option<Duration>,
-    gave_up: Option<GiveUp>,
-    /// Kept only when there is a dead-letter sink to give it to.
-    history: Vec<AttemptRecord>,
-    /// The timer of the default async sleep, made at the first wait and
-    /// reset for the next ones.
-    #[cfg(feature = "tokio")]
-    timer: Option<Pin<Box<tokio::time::Sleep>>>,
-}
 
 /// The code of a value that `if_result` rejected.
 pub(crate) const REJECTED: &str = "if_result";
@@ -562,316 +482,6 @@ impl<'p, B: Backoff, C: Clock, S: Slot> Call<'p, B, C, S> {
             gave_up,
             call_id,
         }
-    }
-
-    #[cold]
-    #[inline(never)]
-    fn succeeded_after_retries(&mut self, span: &dyn Fn() -> Span) {
-        let failures = self.failures();
-        failures.last_class = None;
-        failures.last_delay = None;
-        let elapsed = self.elapsed();
-        self.site.success_after_retries(elapsed);
-        log::succeeded(
-            self.site,
-            self.policy,
-            self.attempt,
-            &self.call_id,
-            elapsed,
-            span,
-        );
-    }
-
-    #[cold]
-    #[inline(never)]
-    fn failed(
-        &mut self,
-        class: Classification,
-        error: &dyn fmt::Display,
-        span: &dyn Fn() -> Span,
-        fields: &dyn Fn(FieldVisitor<'_>),
-    ) -> Decision {
-        // The attempt's failure is recorded on its span, and its events go
-        // in it.
-        let attempt_span = self.spans.as_deref().map(|spans| {
-            spans.failed(&class);
-            spans.attempt().clone()
-        });
-        let _in_attempt = attempt_span.as_ref().map(Span::enter);
-        if let Some(breaker) = self.policy.breaker {
-            breaker.record(true);
-        }
-        let elapsed = self.elapsed();
-        self.failures().last_class = Some(class);
-        if let Some(after) = self.policy.alert_after
-            && let Some(alert) = self.site.failure_streak(&class, after.get())
-        {
-            log::alert(&alert, &self.call_id, span);
-            if let Some(hook) = self.policy.on_alert {
-                hook(&alert);
-            }
-        }
-        match self.next_delay(&class, elapsed) {
-            Ok((delay, from)) => {
-                log::retrying(
-                    self.site,
-                    self.policy,
-                    self.attempt,
-                    &self.call_id,
-                    &class,
-                    error,
-                    delay,
-                    elapsed,
-                    span,
-                );
-                self.remember(&class, Some((delay, from)));
-                let after = if class.class() == Class::RateLimited {
-                    AFTER_RATE_LIMITED
-                } else {
-                    AFTER_TRANSIENT
-                };
-                self.retry_pending.store(after, Ordering::Relaxed);
-                self.attempt = self.attempt.saturating_add(1);
-                let wait = testing::wait(delay);
-                let failures = self.failures();
-                failures.last_delay = Some(delay);
-                failures.skipped = failures.skipped.saturating_add(delay - wait);
-                if let Some(spans) = &mut *self.spans {
-                    spans.end();
-                }
-                Decision::Retry(wait)
-            }
-            Err(reason) => {
-                self.give_up(reason, class, error, elapsed, span, fields);
-                Decision::GiveUp(reason)
-            }
-        }
-    }
-
-    /// The call ends without success: logged, counted, recorded.
-    fn give_up(
-        &mut self,
-        reason: GiveUp,
-        class: Classification,
-        error: &dyn fmt::Display,
-        elapsed: Duration,
-        span: &dyn Fn() -> Span,
-        fields: &dyn Fn(FieldVisitor<'_>),
-    ) {
-        log::gave_up(
-            self.site,
-            self.policy,
-            self.attempt,
-            &self.call_id,
-            &class,
-            error,
-            reason,
-            elapsed,
-            span,
-        );
-        self.remember(&class, None);
-        self.ended = true;
-        self.site.gave_up(reason, elapsed, self.attempt > 1);
-        let failures = self.failures();
-        failures.last_delay = None;
-        failures.gave_up = Some(reason);
-        if let Some(sink) = self.policy.dead_letter {
-            let record = self.record(reason, &class, error, elapsed, fields);
-            dead_letter::deliver(sink, &record);
-        }
-        if let Some(spans) = &mut *self.spans {
-            spans.gave_up(&class, reason);
-            spans.end();
-            spans.ended(self.attempt);
-        }
-    }
-
-    /// Under `breaker = classic(..)`: whether the policy's breaker refuses
-    /// the call before its first attempt.
-    #[inline]
-    pub fn refuses(&self) -> bool {
-        self.policy
-            .breaker
-            .is_some_and(|breaker| !breaker.allow_call())
-    }
-
-    /// The outcome of a call its breaker [refuses](Call::refuses), which
-    /// gives up with reason [`GiveUp::Breaker`] after no attempt: logged,
-    /// counted and recorded like any give-up, with the code
-    /// `breaker_open`.
-    #[cold]
-    #[inline(never)]
-    pub fn refused<R, L, A>(&mut self, span: L, fields: A) -> R
-    where
-        R: FromBreakerOpen,
-        L: Fn() -> Span,
-        A: Fn(FieldVisitor<'_>),
-    {
-        self.attempt = 0;
-        let class = Classification::transient()
-            .with_code("breaker_open")
-            .not_applied();
-        let elapsed = self.elapsed();
-        let open = BreakerOpen::new();
-        self.give_up(GiveUp::Breaker, class, &open, elapsed, &span, &fields);
-        R::from_breaker_open(open)
-    }
-
-    /// Adds an attempt to the history, when a sink will want it.
-    fn remember(&mut self, class: &Classification, delay: Option<(Duration, DelayFrom)>) {
-        if self.policy.dead_letter.is_none() {
-            return;
-        }
-        let attempt = self.attempt;
-        self.failures().history.push(AttemptRecord {
-            attempt,
-            class: class.class(),
-            code: class.code().map(str::to_owned),
-            delay: delay.map(|(d, _)| d),
-            delay_from: delay.map(|(_, from)| from),
-        });
-    }
-
-    fn record(
-        &mut self,
-        reason: GiveUp,
-        class: &Classification,
-        error: &dyn fmt::Display,
-        elapsed: Duration,
-        fields: &dyn Fn(FieldVisitor<'_>),
-    ) -> Record {
-        let mut named = Vec::new();
-        fields(&mut |name, value| named.push((name, format!("{value:?}"))));
-        let now = SystemTime::now();
-        Record {
-            function: self.site.name(),
-            call_id: self.call_id.id(),
-            host: dead_letter::host_name(),
-            pid: std::process::id(),
-            reason,
-            class: class.class(),
-            code: class.code().map(str::to_owned),
-            error: error.to_string(),
-            attempts: self.attempt,
-            first_attempt_at: now.checked_sub(elapsed).unwrap_or(now),
-            last_attempt_at: now,
-            elapsed,
-            fields: named,
-            history: std::mem::take(&mut self.failures().history),
-        }
-    }
-
-    /// The delay before the next attempt and where it came from, or why
-    /// there is none.
-    fn next_delay(
-        &mut self,
-        class: &Classification,
-        elapsed: Duration,
-    ) -> Result<(Duration, DelayFrom), GiveUp> {
-        match class.class() {
-            Class::Logical => return Err(GiveUp::Permanent),
-            Class::Validation => return Err(GiveUp::Validation),
-            Class::Transient | Class::RateLimited => {}
-        }
-        if !self.policy.idempotent && class.applied() != Applied::No {
-            return Err(GiveUp::MaybeApplied);
-        }
-        if let Some(max) = self.policy.max_attempts
-            && self.attempt >= max.get()
-        {
-            return Err(GiveUp::Exhausted);
-        }
-        if let Some(outer) = current::outer() {
-            self.nested_in(outer)?;
-        }
-        let (delay, from) = match class.retry_after() {
-            Some(asked) if self.policy.honor_retry_after => {
-                if asked > self.policy.max_retry_after {
-                    return Err(GiveUp::RetryAfterTooLong);
-                }
-                // A server delay never shortens the backoff: `Retry-After:
-                // 0` from an overloaded server must not start a storm. The
-                // AWS SDKs clamp `x-amz-retry-after` the same way.
-                let server = self.server_delay(asked);
-                let (backoff, from) = self.backoff_delay();
-                if server >= backoff {
-                    (server, DelayFrom::ServerDelay)
-                } else {
-                    (backoff, from)
-                }
-            }
-            _ => self.backoff_delay(),
-        };
-        if let Some(deadline) = self.policy.deadline
-            && elapsed.saturating_add(delay) >= deadline
-        {
-            return Err(GiveUp::Deadline);
-        }
-        if let Some(breaker) = self.policy.breaker
-            && !breaker.allow_retry()
-        {
-            return Err(GiveUp::Breaker);
-        }
-        // Last, so that a retry refused for another reason spends no token.
-        if let Some(budget) = self.policy.budget
-            && !budget.try_withdraw_for(class.class())
-        {
-            return Err(GiveUp::Budget);
-        }
-        Ok((delay, from))
-    }
-
-    /// A retry inside another retried call: warned about once per function,
-    /// and refused under `nested = single`.
-    fn nested_in(&self, outer: &'static str) -> Result<(), GiveUp> {
-        if !self.site.nested_warned.swap(true, Ordering::Relaxed) {
-            log::nested(self.site.name(), outer, &self.call_id);
-        }
-        match self.policy.nested {
-            Nested::Allow => Ok(()),
-            Nested::Single => Err(GiveUp::Nested),
-        }
-    }
-
-    /// A server's delay is never shortened; with jitter on, up to a quarter
-    /// of it (the ratio of proportional jitter) is added, within
-    /// `max_retry_after`.
-    fn server_delay(&mut self, asked: Duration) -> Duration {
-        let ratio = match self.policy.jitter {
-            Jitter::None => return asked,
-            Jitter::Proportional(ratio) => ratio,
-            Jitter::Full | Jitter::Equal | Jitter::Decorrelated => 0.25,
-        };
-        let cap = self.policy.max_retry_after.max(asked);
-        let rng = self.failures().rng.get_or_insert_with(Rng::from_entropy);
-        Jitter::Proportional(ratio)
-            .apply(asked, asked, asked, Duration::MAX, rng)
-            .min(cap)
-    }
-
-    fn backoff_delay(&mut self) -> (Duration, DelayFrom) {
-        let policy = self.policy;
-        let backoff = &policy.backoff;
-        let retry = self.attempt;
-        let cap = backoff.max_delay();
-        let planned = backoff.delay(retry).min(cap);
-        let base = backoff.delay(1);
-        // Capped only where the curve grew into its cap: a fixed delay (or
-        // none) is the curve itself.
-        let from = if planned >= cap && base < cap {
-            DelayFrom::Cap
-        } else {
-            DelayFrom::Backoff
-        };
-        let jitter = policy.jitter;
-        if !jitter.is_random() {
-            return (planned, from);
-        }
-        let failures = self.failures();
-        // Before the first retry there is no previous delay: the base stands in.
-        let previous = failures.last_delay.unwrap_or(base);
-        let rng = failures.rng.get_or_insert_with(Rng::from_entropy);
-        (jitter.apply(planned, previous, base, cap, rng), from)
     }
 
     /// Time since the call started, skipped test-mode waits included;

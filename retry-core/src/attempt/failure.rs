@@ -1,0 +1,221 @@
+//! The failure path of a call, out of line: logs, alerts, the breaker,
+//! the choice between a retry and a give-up, and the dead-letter record.
+
+use core::fmt;
+use core::sync::atomic::Ordering;
+use core::time::Duration;
+use std::time::SystemTime;
+
+use tracing::Span;
+
+use super::{AFTER_RATE_LIMITED, AFTER_TRANSIENT, Call, Decision, FieldVisitor};
+use crate::backoff::Backoff;
+use crate::breaker::BreakerOpen;
+use crate::class::{Class, Classification};
+use crate::clock::Clock;
+use crate::dead_letter::{self, AttemptRecord, DelayFrom, Record};
+use crate::give_up::GiveUp;
+use crate::log;
+use crate::outcome::FromBreakerOpen;
+use crate::testing;
+
+use super::failure_state::Slot;
+
+impl<B: Backoff, C: Clock, S: Slot> Call<'_, B, C, S> {
+    #[cold]
+    #[inline(never)]
+    pub(super) fn succeeded_after_retries(&mut self, span: &dyn Fn() -> Span) {
+        let failures = self.failures();
+        failures.last_class = None;
+        failures.last_delay = None;
+        let elapsed = self.elapsed();
+        self.site.success_after_retries(elapsed);
+        log::succeeded(
+            self.site,
+            self.policy,
+            self.attempt,
+            &self.call_id,
+            elapsed,
+            span,
+        );
+    }
+
+    #[cold]
+    #[inline(never)]
+    pub(super) fn failed(
+        &mut self,
+        class: Classification,
+        error: &dyn fmt::Display,
+        span: &dyn Fn() -> Span,
+        fields: &dyn Fn(FieldVisitor<'_>),
+    ) -> Decision {
+        // The attempt's failure is recorded on its span, and its events go
+        // in it.
+        let attempt_span = self.spans.as_deref().map(|spans| {
+            spans.failed(&class);
+            spans.attempt().clone()
+        });
+        let _in_attempt = attempt_span.as_ref().map(Span::enter);
+        if let Some(breaker) = self.policy.breaker {
+            breaker.record(true);
+        }
+        let elapsed = self.elapsed();
+        self.failures().last_class = Some(class);
+        if let Some(after) = self.policy.alert_after
+            && let Some(alert) = self.site.failure_streak(&class, after.get())
+        {
+            log::alert(&alert, &self.call_id, span);
+            if let Some(hook) = self.policy.on_alert {
+                hook(&alert);
+            }
+        }
+        match self.next_delay(&class, elapsed) {
+            Ok((delay, from)) => {
+                log::retrying(
+                    self.site,
+                    self.policy,
+                    self.attempt,
+                    &self.call_id,
+                    &class,
+                    error,
+                    delay,
+                    elapsed,
+                    span,
+                );
+                self.remember(&class, Some((delay, from)));
+                let after = if class.class() == Class::RateLimited {
+                    AFTER_RATE_LIMITED
+                } else {
+                    AFTER_TRANSIENT
+                };
+                self.retry_pending.store(after, Ordering::Relaxed);
+                self.attempt = self.attempt.saturating_add(1);
+                let wait = testing::wait(delay);
+                let failures = self.failures();
+                failures.last_delay = Some(delay);
+                failures.skipped = failures.skipped.saturating_add(delay - wait);
+                if let Some(spans) = &mut *self.spans {
+                    spans.end();
+                }
+                Decision::Retry(wait)
+            }
+            Err(reason) => {
+                self.give_up(reason, class, error, elapsed, span, fields);
+                Decision::GiveUp(reason)
+            }
+        }
+    }
+
+    /// The call ends without success: logged, counted, recorded.
+    fn give_up(
+        &mut self,
+        reason: GiveUp,
+        class: Classification,
+        error: &dyn fmt::Display,
+        elapsed: Duration,
+        span: &dyn Fn() -> Span,
+        fields: &dyn Fn(FieldVisitor<'_>),
+    ) {
+        log::gave_up(
+            self.site,
+            self.policy,
+            self.attempt,
+            &self.call_id,
+            &class,
+            error,
+            reason,
+            elapsed,
+            span,
+        );
+        self.remember(&class, None);
+        self.ended = true;
+        self.site.gave_up(reason, elapsed, self.attempt > 1);
+        let failures = self.failures();
+        failures.last_delay = None;
+        failures.gave_up = Some(reason);
+        if let Some(sink) = self.policy.dead_letter {
+            let record = self.record(reason, &class, error, elapsed, fields);
+            dead_letter::deliver(sink, &record);
+        }
+        if let Some(spans) = &mut *self.spans {
+            spans.gave_up(&class, reason);
+            spans.end();
+            spans.ended(self.attempt);
+        }
+    }
+
+    /// Under `breaker = classic(..)`: whether the policy's breaker refuses
+    /// the call before its first attempt.
+    #[inline]
+    pub fn refuses(&self) -> bool {
+        self.policy
+            .breaker
+            .is_some_and(|breaker| !breaker.allow_call())
+    }
+
+    /// The outcome of a call its breaker [refuses](Call::refuses), which
+    /// gives up with reason [`GiveUp::Breaker`] after no attempt: logged,
+    /// counted and recorded like any give-up, with the code
+    /// `breaker_open`.
+    #[cold]
+    #[inline(never)]
+    pub fn refused<R, L, A>(&mut self, span: L, fields: A) -> R
+    where
+        R: FromBreakerOpen,
+        L: Fn() -> Span,
+        A: Fn(FieldVisitor<'_>),
+    {
+        self.attempt = 0;
+        let class = Classification::transient()
+            .with_code("breaker_open")
+            .not_applied();
+        let elapsed = self.elapsed();
+        let open = BreakerOpen::new();
+        self.give_up(GiveUp::Breaker, class, &open, elapsed, &span, &fields);
+        R::from_breaker_open(open)
+    }
+
+    /// Adds an attempt to the history, when a sink will want it.
+    fn remember(&mut self, class: &Classification, delay: Option<(Duration, DelayFrom)>) {
+        if self.policy.dead_letter.is_none() {
+            return;
+        }
+        let attempt = self.attempt;
+        self.failures().history.push(AttemptRecord {
+            attempt,
+            class: class.class(),
+            code: class.code().map(str::to_owned),
+            delay: delay.map(|(d, _)| d),
+            delay_from: delay.map(|(_, from)| from),
+        });
+    }
+
+    fn record(
+        &mut self,
+        reason: GiveUp,
+        class: &Classification,
+        error: &dyn fmt::Display,
+        elapsed: Duration,
+        fields: &dyn Fn(FieldVisitor<'_>),
+    ) -> Record {
+        let mut named = Vec::new();
+        fields(&mut |name, value| named.push((name, format!("{value:?}"))));
+        let now = SystemTime::now();
+        Record {
+            function: self.site.name(),
+            call_id: self.call_id.id(),
+            host: dead_letter::host_name(),
+            pid: std::process::id(),
+            reason,
+            class: class.class(),
+            code: class.code().map(str::to_owned),
+            error: error.to_string(),
+            attempts: self.attempt,
+            first_attempt_at: now.checked_sub(elapsed).unwrap_or(now),
+            last_attempt_at: now,
+            elapsed,
+            fields: named,
+            history: std::mem::take(&mut self.failures().history),
+        }
+    }
+}

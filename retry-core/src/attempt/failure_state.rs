@@ -1,0 +1,94 @@
+//! Where a call keeps the state that only failures need, so that a call
+//! that succeeds at once makes none of it.
+
+use core::mem::ManuallyDrop;
+#[cfg(feature = "tokio")]
+use core::pin::Pin;
+use core::time::Duration;
+
+use crate::class::Classification;
+use crate::dead_letter::AttemptRecord;
+use crate::give_up::GiveUp;
+use crate::jitter::Rng;
+
+/// Where a call keeps the state that only failures need.
+pub trait Slot: Default {
+    /// The state, made at the first use.
+    #[doc(hidden)]
+    fn state(&mut self) -> &mut FailureState;
+    /// The state, if made.
+    #[doc(hidden)]
+    fn peek(&self) -> Option<&FailureState>;
+}
+
+/// The failure state in the call itself: for sync functions, whose call
+/// lives on the stack.
+#[derive(Debug, Default)]
+pub struct Inline(ManuallyDrop<Option<FailureState>>);
+
+impl Slot for Inline {
+    #[inline]
+    fn state(&mut self) -> &mut FailureState {
+        self.0.get_or_insert_with(FailureState::default)
+    }
+
+    #[inline]
+    fn peek(&self) -> Option<&FailureState> {
+        self.0.as_ref()
+    }
+}
+
+impl Drop for Inline {
+    /// Drops the state out of line only when there is one: the drop glue of
+    /// a `FailureState` is too large to inline, and a call on the success
+    /// path of every sync function would cost more than the rest of it.
+    #[inline]
+    fn drop(&mut self) {
+        #[cold]
+        #[inline(never)]
+        fn drop_state(state: &mut ManuallyDrop<Option<FailureState>>) {
+            // SAFETY: called once, from `drop`; the state is never used after.
+            unsafe { ManuallyDrop::drop(state) }
+        }
+
+        if self.0.is_some() {
+            drop_state(&mut self.0);
+        }
+    }
+}
+
+/// The failure state boxed at the first failure: for async functions, whose
+/// future it would otherwise make larger by its size.
+#[derive(Debug, Default)]
+pub struct Boxed(Option<Box<FailureState>>);
+
+impl Slot for Boxed {
+    #[inline]
+    fn state(&mut self) -> &mut FailureState {
+        self.0.get_or_insert_with(Box::default)
+    }
+
+    #[inline]
+    fn peek(&self) -> Option<&FailureState> {
+        self.0.as_deref()
+    }
+}
+
+/// The part of a call's state that only failures need.
+#[derive(Debug, Default)]
+pub struct FailureState {
+    /// Waits skipped by test mode, counted as time that passed.
+    pub(super) skipped: Duration,
+    pub(super) rng: Option<Rng>,
+    pub(super) last_class: Option<Classification>,
+    /// The delay of the last decision when it was a retry (so `attempt` has
+    /// moved on); `None` after a success or a give-up.
+    pub(super) last_delay: Option<Duration>,
+    pub(super) gave_up: Option<GiveUp>,
+    /// Kept only when there is a dead-letter sink to give it to.
+    pub(super) history: Vec<AttemptRecord>,
+    /// The timer of the default async sleep, made at the first wait and
+    /// reset for the next ones.
+    #[cfg(feature = "tokio")]
+    pub(super) timer: Option<Pin<Box<tokio::time::Sleep>>>,
+}

@@ -84,6 +84,14 @@ const CUT: u8 = 0x80;
 
 /// A code longer than [`Code::CAPACITY`] bytes, refused by
 /// [`Code::try_new`].
+///
+/// ```
+/// use reattempt::Code;
+///
+/// assert!(Code::try_new("40001").is_ok());
+/// let long = Code::try_new("a-code-far-longer-than-the-capacity");
+/// assert!(long.is_err(), "refused, not cut");
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct CodeTooLong {
     /// Its length in bytes.

@@ -273,6 +273,17 @@ fn checked(spec: BackoffSpec) -> Result<AnyBackoff, InvalidPolicy> {
 pub const MAX_ATTEMPTS_WITHOUT_DEADLINE: u32 = 1_000;
 
 /// Why a dynamic policy was not used.
+///
+/// ```
+/// use reattempt::backoff::Fixed;
+/// use reattempt::dynamic::{AnyBackoff, DynamicPolicy, InvalidPolicy};
+/// use reattempt::Policy;
+/// use std::time::Duration;
+///
+/// let base = Policy::new(AnyBackoff::Fixed(Fixed::new(Duration::from_millis(100))));
+/// let zero = DynamicPolicy::new().max_attempts(0).apply(&base);
+/// assert_eq!(zero.unwrap_err(), InvalidPolicy::ZeroAttempts);
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq)]
 #[non_exhaustive]
 pub enum InvalidPolicy {

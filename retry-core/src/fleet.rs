@@ -172,6 +172,21 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 
 /// The Redis side of a shared retry budget: where it is kept, and how long
 /// an instance waits for it.
+///
+/// ```
+/// use reattempt::fleet::FleetBudget;
+/// use std::time::Duration;
+///
+/// // A bad URL is an error at set-up, never a silent fallback later.
+/// assert!(FleetBudget::connect("not a url", "orders->payments").is_err());
+/// // Given 20 ms rather than 5 for a Redis further away:
+/// let budget = FleetBudget::connect_with_timeout(
+///     "redis://127.0.0.1:6379",
+///     "orders->payments",
+///     Duration::from_millis(20),
+/// );
+/// # drop(budget);
+/// ```
 pub struct FleetBudget {
     link: Link,
     scope: String,
@@ -308,6 +323,13 @@ return {count, fire}
 /// alert (a `SET NX` on the streak's key). A success anywhere ends the
 /// streak. When Redis is slow or down, streaks are counted locally, as
 /// without sharing, and that is logged once.
+///
+/// ```no_run
+/// use reattempt::fleet::{FleetAlerts, share_alerts};
+///
+/// share_alerts(FleetAlerts::connect("redis://127.0.0.1:6379", "orders")?).expect("once");
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub struct FleetAlerts {
     link: Link,
     scope: String,
@@ -457,6 +479,26 @@ return 1
 /// when the instance last saw the breaker open: the success closes it for
 /// everyone. When Redis is slow or down, the instance's own breaker
 /// decides, and that is logged once.
+///
+/// ```no_run
+/// use reattempt::fleet::FleetBreaker;
+/// use reattempt::{RetryBreaker, retry};
+/// use std::time::Duration;
+///
+/// static PAYMENTS: RetryBreaker =
+///     RetryBreaker::new(0.5, 20, Duration::from_secs(10), Duration::from_secs(5), 3);
+///
+/// #[retry(max = 4, breaker = PAYMENTS)]
+/// fn charge() -> std::io::Result<()> {
+///     Ok(())
+/// }
+///
+/// PAYMENTS
+///     .share(FleetBreaker::connect("redis://127.0.0.1:6379", "payments")?)
+///     .expect("shared once");
+/// charge()?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub struct FleetBreaker {
     link: Link,
     scope: String,

@@ -4,6 +4,22 @@
 use core::fmt;
 
 /// Why a call stopped retrying and returned its last error.
+///
+/// ```
+/// use reattempt::{GiveUp, retry};
+///
+/// #[retry(
+///     max = 2,
+///     backoff = none,
+///     on_give_up = |ctx| assert_eq!(ctx.gave_up(), Some(GiveUp::Exhausted)),
+/// )]
+/// fn poll_queue() -> std::io::Result<()> {
+///     Err(std::io::ErrorKind::TimedOut.into())
+/// }
+///
+/// poll_queue().unwrap_err();
+/// assert_eq!(GiveUp::Exhausted.as_str(), "exhausted");
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum GiveUp {

@@ -63,6 +63,19 @@ pub struct Stats {
 }
 
 /// Give-ups by reason.
+///
+/// ```
+/// use reattempt::retry;
+///
+/// #[retry(name = "inventory::lookup", max = 2, backoff = none)]
+/// fn lookup() -> std::io::Result<()> {
+///     Err(std::io::ErrorKind::NotFound.into())
+/// }
+///
+/// lookup().unwrap_err();
+/// let give_ups = reattempt::stats::get("inventory::lookup").unwrap().give_ups;
+/// assert_eq!((give_ups.permanent, give_ups.total()), (1, 1));
+/// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct GiveUps {
@@ -186,6 +199,26 @@ struct Streak {
 }
 
 /// An alert: the same failure, `count` times in a row.
+///
+/// ```
+/// use reattempt::{Alert, Class, retry};
+/// use std::sync::atomic::{AtomicU32, Ordering};
+///
+/// static PAGES: AtomicU32 = AtomicU32::new(0);
+///
+/// fn page(alert: &Alert) {
+///     assert_eq!((alert.class, alert.count), (Class::Transient, 3));
+///     PAGES.fetch_add(1, Ordering::SeqCst);
+/// }
+///
+/// #[retry(max = 3, backoff = none, alert_after = 3, on_alert = page)]
+/// fn sync_orders() -> std::io::Result<()> {
+///     Err(std::io::ErrorKind::ConnectionReset.into())
+/// }
+///
+/// sync_orders().unwrap_err();
+/// assert_eq!(PAGES.load(Ordering::SeqCst), 1, "one alert for the streak");
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct Alert {

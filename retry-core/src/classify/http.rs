@@ -246,6 +246,16 @@ pub fn parse_rate_limit_reset(value: &str, now: SystemTime) -> Result<Duration, 
 pub const MAX_RETRY_AFTER_HINT: Duration = Duration::from_secs(365 * 24 * 60 * 60);
 
 /// Why a `Retry-After` value gives no delay.
+///
+/// ```
+/// use reattempt::http::{RetryAfterError, parse_retry_after};
+/// use std::time::{Duration, SystemTime};
+///
+/// let now = SystemTime::now();
+/// assert_eq!(parse_retry_after("120", now), Ok(Duration::from_secs(120)));
+/// assert_eq!(parse_retry_after("soon", now), Err(RetryAfterError::Malformed));
+/// assert_eq!(parse_retry_after("-5", now), Err(RetryAfterError::Negative));
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum RetryAfterError {

@@ -71,6 +71,28 @@ where
 
 /// What a classifier closure may return: `bool` (true = transient, false =
 /// logical), [`Class`] or [`Classification`].
+///
+/// ```
+/// use reattempt::{Class, retry};
+/// use std::io::{self, ErrorKind};
+///
+/// // `bool`: true is transient.
+/// #[retry(max = 2, backoff = none, on = |e: &io::Error| e.kind() == ErrorKind::Interrupted)]
+/// fn read_once() -> io::Result<()> {
+///     Ok(())
+/// }
+///
+/// // `Class`, to tell rate limits apart.
+/// #[retry(max = 2, backoff = none, on = |e: &io::Error| match e.kind() {
+///     ErrorKind::WouldBlock => Class::RateLimited,
+///     _ => Class::Logical,
+/// })]
+/// fn read_twice() -> io::Result<()> {
+///     Ok(())
+/// }
+/// # read_once().unwrap();
+/// # read_twice().unwrap();
+/// ```
 #[diagnostic::on_unimplemented(
     message = "a classifier returns `bool`, `reattempt::Class` or `reattempt::Classification`, not `{Self}`",
     label = "this classifier returns `{Self}`",

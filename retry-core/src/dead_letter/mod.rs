@@ -35,6 +35,24 @@ use crate::current::CallId;
 use crate::give_up::GiveUp;
 
 /// One call that failed for good.
+///
+/// ```
+/// use reattempt::dead_letter::Memory;
+/// use reattempt::{Class, retry};
+///
+/// static FAILED: Memory = Memory::new();
+///
+/// #[retry(max = 2, backoff = none, dead_letter = FAILED, name = "billing::export")]
+/// fn export() -> std::io::Result<()> {
+///     Err(std::io::ErrorKind::ConnectionReset.into())
+/// }
+///
+/// export().unwrap_err();
+/// let record = &FAILED.take()[0];
+/// assert_eq!((record.function, record.class), ("billing::export", Class::Transient));
+/// assert_eq!(record.history.len(), 2, "one entry per failed attempt");
+/// assert!(record.to_json().contains(r#""reason":"exhausted""#));
+/// ```
 #[derive(Clone, Debug, PartialEq)]
 #[non_exhaustive]
 pub struct Record {

@@ -143,7 +143,9 @@ impl<B, C, S> Call<'_, B, C, S> {
     }
 
     /// The classification the body kept for this attempt's error (see
-    /// `error_for_status_with_pushback`), or the classifier's.
+    /// `error_for_status_with_pushback`), or the classifier's. Only the
+    /// `reqwest` feature keeps one.
+    #[cfg(feature = "reqwest")]
     #[cold]
     #[inline(never)]
     fn with_pushback(&self, seen: Classification) -> Classification {
@@ -309,7 +311,10 @@ impl<'p, B: Backoff, C: Clock, S: Slot> Call<'p, B, C, S> {
                 let class = if self.timed_out.swap(false, Ordering::Relaxed) {
                     Classification::transient().with_code("attempt_timeout")
                 } else {
-                    self.with_pushback(classify(error))
+                    let class = classify(error);
+                    #[cfg(feature = "reqwest")]
+                    let class = self.with_pushback(class);
+                    class
                 };
                 self.failed(class, &Described(error, describe), &span, &fields)
             }
@@ -489,10 +494,17 @@ impl<'p, B: Backoff, C: Clock, S: Slot> Call<'p, B, C, S> {
     /// first hook), so the success path never reads it.
     fn elapsed(&mut self) -> Duration {
         let now = self.clock.now();
-        let started = *self.started.get_or_insert(now);
         let skipped = self.failures.peek().map_or(Duration::ZERO, |f| f.skipped);
-        now.saturating_duration_since(started)
-            .saturating_add(skipped)
+        match self.started {
+            Some(started) => now
+                .saturating_duration_since(started)
+                .saturating_add(skipped),
+            // The clock starts now: nothing to subtract.
+            None => {
+                self.started = Some(now);
+                skipped
+            }
+        }
     }
 }
 

@@ -153,11 +153,12 @@ impl Code {
 
     const fn copied(src: &[u8], len: usize, cut: bool) -> Code {
         let mut bytes = [0u8; Code::CAPACITY];
-        let mut i = 0;
-        while i < len {
-            bytes[i] = src[i];
-            i += 1;
-        }
+        // One copy, not a loop of bytes: classifiers make codes at run time
+        // on every failure.
+        bytes
+            .split_at_mut(len)
+            .0
+            .copy_from_slice(src.split_at(len).0);
         Code {
             len: len as u8 | if cut { CUT } else { 0 },
             bytes,

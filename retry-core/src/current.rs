@@ -11,6 +11,7 @@ use core::ptr;
 use core::sync::atomic::{AtomicU64, Ordering};
 use core::task::{Context, Poll};
 
+#[cfg(feature = "reqwest")]
 use crate::class::Classification;
 use crate::limit::{Acquire, ConcurrencyLimit, Permit};
 
@@ -181,6 +182,7 @@ struct Held {
     outer: *const Held,
 }
 
+#[cfg(feature = "reqwest")]
 thread_local! {
     /// A classification the body worked out from a response before turning
     /// it into an error that no longer carries it (reqwest's
@@ -200,6 +202,7 @@ pub(crate) fn keep_pushback(class: Classification) {
 /// The classification kept by attempt `number` of the call whose id cell is
 /// `tag`, when it is for the error the classifier saw (the same code);
 /// anything kept is cleared.
+#[cfg(feature = "reqwest")]
 pub(crate) fn take_pushback(tag: usize, number: u32, seen: Classification) -> Classification {
     match PUSHBACK.take() {
         Some((t, n, kept)) if t == tag && n == number && kept.code() == seen.code() => kept,
@@ -281,6 +284,7 @@ pub(crate) struct CallIdCell([AtomicU64; 2]);
 
 impl CallIdCell {
     /// What tells this call from every other one alive: its address.
+    #[cfg(feature = "reqwest")]
     pub(crate) fn tag(&self) -> usize {
         ptr::from_ref(self) as usize
     }

@@ -32,8 +32,8 @@
 use core::fmt;
 use core::time::Duration;
 
-use tracing::Span;
 use tracing::field::Value;
+use tracing::{Level, Span};
 
 use crate::class::Classification;
 use crate::current::CallIdCell;
@@ -66,6 +66,15 @@ impl MaxField {
 // The call id is passed as its cell, and drawn inside each event's
 // macro: field values are evaluated only when the event is enabled, so a
 // call nobody logs never draws one.
+
+/// Whether a subscriber could want an event at `level`: a load and a
+/// compare. The failure path asks first, so that when nobody listens it
+/// neither calls an event function nor makes and enters the span of
+/// `fields(..)`.
+#[inline]
+pub(crate) fn wanted(level: Level) -> bool {
+    tracing::level_enabled!(level)
+}
 
 fn millis(d: Duration) -> u64 {
     u64::try_from(d.as_millis()).unwrap_or(u64::MAX)

@@ -177,6 +177,7 @@ impl<F> Drop for Covered<F> {
 
 /// The wait to perform for `delay`: zero, recorded, when a recording is
 /// active on this thread.
+#[inline]
 pub(crate) fn wait(delay: Duration) -> Duration {
     if GUARDS.load(Ordering::Relaxed) == 0 {
         return delay;

@@ -6,7 +6,7 @@ use core::sync::atomic::Ordering;
 use core::time::Duration;
 use std::time::SystemTime;
 
-use tracing::Span;
+use tracing::{Level, Span};
 
 use super::{AFTER_RATE_LIMITED, AFTER_TRANSIENT, Call, Decision, FieldVisitor};
 use crate::backoff::Backoff;
@@ -30,14 +30,16 @@ impl<B: Backoff, C: Clock, S: Slot> Call<'_, B, C, S> {
         failures.last_delay = None;
         let elapsed = self.elapsed();
         self.site.success_after_retries(elapsed);
-        log::succeeded(
-            self.site,
-            self.policy,
-            self.attempt,
-            &self.call_id,
-            elapsed,
-            span,
-        );
+        if log::wanted(Level::INFO) {
+            log::succeeded(
+                self.site,
+                self.policy,
+                self.attempt,
+                &self.call_id,
+                elapsed,
+                span,
+            );
+        }
     }
 
     #[cold]
@@ -64,24 +66,28 @@ impl<B: Backoff, C: Clock, S: Slot> Call<'_, B, C, S> {
         if let Some(after) = self.policy.alert_after
             && let Some(alert) = self.site.failure_streak(&class, after.get())
         {
-            log::alert(&alert, &self.call_id, span);
+            if log::wanted(Level::ERROR) {
+                log::alert(&alert, &self.call_id, span);
+            }
             if let Some(hook) = self.policy.on_alert {
                 hook(&alert);
             }
         }
         match self.next_delay(&class, elapsed) {
             Ok((delay, from)) => {
-                log::retrying(
-                    self.site,
-                    self.policy,
-                    self.attempt,
-                    &self.call_id,
-                    &class,
-                    error,
-                    delay,
-                    elapsed,
-                    span,
-                );
+                if log::wanted(Level::WARN) {
+                    log::retrying(
+                        self.site,
+                        self.policy,
+                        self.attempt,
+                        &self.call_id,
+                        &class,
+                        error,
+                        delay,
+                        elapsed,
+                        span,
+                    );
+                }
                 self.remember(&class, Some((delay, from)));
                 let after = if class.class() == Class::RateLimited {
                     AFTER_RATE_LIMITED
@@ -116,17 +122,19 @@ impl<B: Backoff, C: Clock, S: Slot> Call<'_, B, C, S> {
         span: &dyn Fn() -> Span,
         fields: &dyn Fn(FieldVisitor<'_>),
     ) {
-        log::gave_up(
-            self.site,
-            self.policy,
-            self.attempt,
-            &self.call_id,
-            &class,
-            error,
-            reason,
-            elapsed,
-            span,
-        );
+        if log::wanted(Level::ERROR) {
+            log::gave_up(
+                self.site,
+                self.policy,
+                self.attempt,
+                &self.call_id,
+                &class,
+                error,
+                reason,
+                elapsed,
+                span,
+            );
+        }
         self.remember(&class, None);
         self.ended = true;
         self.site.gave_up(reason, elapsed, self.attempt > 1);
@@ -176,10 +184,16 @@ impl<B: Backoff, C: Clock, S: Slot> Call<'_, B, C, S> {
     }
 
     /// Adds an attempt to the history, when a sink will want it.
+    #[inline]
     fn remember(&mut self, class: &Classification, delay: Option<(Duration, DelayFrom)>) {
-        if self.policy.dead_letter.is_none() {
-            return;
+        if self.policy.dead_letter.is_some() {
+            self.add_to_history(class, delay);
         }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn add_to_history(&mut self, class: &Classification, delay: Option<(Duration, DelayFrom)>) {
         let attempt = self.attempt;
         self.failures().history.push(AttemptRecord {
             attempt,

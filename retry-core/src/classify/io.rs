@@ -35,21 +35,23 @@ const ENOBUFS: i32 = 105;
 
 impl Classified for Error {
     fn classification(&self) -> Classification {
-        if self.kind() == ErrorKind::Other
+        // Read once: `kind` is a call that decodes the error's repr.
+        let kind = self.kind();
+        if kind == ErrorKind::Other
             && let Some(inner) = self.get_ref().and_then(|e| e.downcast_ref::<Error>())
         {
             return inner.classification();
         }
-        let class = kind_class(self.kind())
-            .unwrap_or_else(|| uncategorised(self.raw_os_error(), &self.to_string()));
+        let known = kind_class(kind);
+        let class = known.unwrap_or_else(|| uncategorised(self.raw_os_error(), &self.to_string()));
         let code = match self.raw_os_error() {
             Some(errno) => Code::number(u64::from(errno.unsigned_abs())),
-            None => Code::new(kind_name(self.kind())),
+            None => Code::new(kind_name(kind)),
         };
         let classification = Classification::new(class).with_code(code);
         // Kinds of their own say nothing ran; an uncategorised transient
         // error (no descriptor, a DNS lookup) came before anything was sent.
-        if kind_class(self.kind()).is_none() || nothing_sent(self.kind()) {
+        if known.is_none() || nothing_sent(kind) {
             classification.not_applied()
         } else {
             classification

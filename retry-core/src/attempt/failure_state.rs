@@ -1,6 +1,7 @@
 //! Where a call keeps the state that only failures need, so that a call
 //! that succeeds at once makes none of it.
 
+use core::cell::Cell;
 use core::mem::ManuallyDrop;
 #[cfg(feature = "tokio")]
 use core::pin::Pin;
@@ -58,20 +59,66 @@ impl Drop for Inline {
 }
 
 /// The failure state boxed at the first failure: for async functions, whose
-/// future it would otherwise make larger by its size.
+/// future it would otherwise make larger by its size. The box is taken
+/// from the thread's spare when there is one, and given back to it when
+/// the call ends, so that retries in steady state allocate nothing.
 #[derive(Debug, Default)]
 pub struct Boxed(Option<Box<FailureState>>);
 
 impl Slot for Boxed {
     #[inline]
     fn state(&mut self) -> &mut FailureState {
-        self.0.get_or_insert_with(Box::default)
+        self.0.get_or_insert_with(take_spare)
     }
 
     #[inline]
     fn peek(&self) -> Option<&FailureState> {
         self.0.as_deref()
     }
+}
+
+impl Drop for Boxed {
+    /// Out of line only when there is a state: a success drops nothing.
+    #[inline]
+    fn drop(&mut self) {
+        if let Some(state) = self.0.take() {
+            give_back(state);
+        }
+    }
+}
+
+thread_local! {
+    /// One failure state a call that ended left for the next. One is
+    /// enough: a thread runs one attempt at a time, and the calls that are
+    /// waiting keep theirs.
+    static SPARE: Cell<Option<Box<FailureState>>> = const { Cell::new(None) };
+}
+
+#[cold]
+#[inline(never)]
+fn take_spare() -> Box<FailureState> {
+    // While the thread's locals are torn down there is no spare.
+    SPARE
+        .try_with(Cell::take)
+        .ok()
+        .flatten()
+        .unwrap_or_default()
+}
+
+#[cold]
+#[inline(never)]
+fn give_back(mut state: Box<FailureState>) {
+    // Cleared as new, but for the history's buffer. The timer goes: it
+    // belongs to the runtime that made it, which the next call on this
+    // thread may not run on.
+    let mut history = core::mem::take(&mut state.history);
+    history.clear();
+    *state = FailureState {
+        history,
+        ..FailureState::default()
+    };
+    // A spare already there is freed: one is kept, the newer.
+    let _ = SPARE.try_with(|spare| spare.set(Some(state)));
 }
 
 /// The part of a call's state that only failures need.

@@ -18,6 +18,7 @@ use std::time::Instant;
 use tracing::Span;
 
 use crate::backoff::Backoff;
+use crate::breaker::BreakerOpen;
 use crate::class::CodeKind;
 use crate::class::{Class, Classification};
 use crate::clock::Clock;
@@ -26,8 +27,8 @@ use crate::export;
 use crate::give_up::GiveUp;
 use crate::hooks::Context;
 use crate::jitter::Rng;
-use crate::outcome::FromTimeout;
 use crate::outcome::Outcome;
+use crate::outcome::{FromBreakerOpen, FromTimeout};
 use crate::policy::Policy;
 use crate::spans::{self, Spans};
 use crate::stats::Site;
@@ -319,6 +320,37 @@ impl<'p, B: Backoff, C: Clock, S: Slot> Call<'p, B, C, S> {
                 self.failed(class, &Described(error, describe), &span, &fields)
             }
         }
+    }
+
+    /// Under `breaker = classic(..)`: whether the policy's breaker refuses
+    /// the call before its first attempt.
+    #[inline]
+    pub fn refuses(&self) -> bool {
+        self.policy
+            .breaker
+            .is_some_and(|breaker| !breaker.allow_call())
+    }
+
+    /// The outcome of a call its breaker [refuses](Call::refuses), which
+    /// gives up with reason [`GiveUp::Breaker`] after no attempt: logged,
+    /// counted and recorded like any give-up, with the code
+    /// `breaker_open`.
+    #[cold]
+    #[inline(never)]
+    pub fn refused<R, L, A>(&mut self, span: L, fields: A) -> R
+    where
+        R: FromBreakerOpen,
+        L: Fn() -> Span,
+        A: Fn(FieldVisitor<'_>),
+    {
+        self.attempt = 0;
+        let class = Classification::transient()
+            .with_code("breaker_open")
+            .not_applied();
+        let elapsed = self.elapsed();
+        let open = BreakerOpen::new();
+        self.give_up(GiveUp::Breaker, class, &open, elapsed, &span, &fields);
+        R::from_breaker_open(open)
     }
 
     /// Opens the span of the attempt about to run, when the call has spans.

@@ -37,6 +37,7 @@
 
 use proc_macro2::{Span, TokenStream, TokenTree};
 use quote::{ToTokens, quote_spanned};
+use syn::ext::IdentExt;
 use syn::spanned::Spanned;
 use syn::visit_mut::VisitMut;
 use syn::{AttrStyle, Ident, ReturnType, Type};
@@ -44,7 +45,7 @@ use syn::{AttrStyle, Ident, ReturnType, Type};
 use crate::args::{Args, Backoff, Jitter, Max, On};
 use crate::duration::Dur;
 use crate::item::{self, Function, Kind};
-use crate::{preset, validate};
+use crate::{moves, preset, validate};
 
 /// `quote!` with mixed-site hygiene: the expansion's locals (`__retry_*`)
 /// can neither see nor shadow the user's names, while paths still resolve
@@ -78,7 +79,9 @@ pub fn expand(mut args: Args, function: Function) -> syn::Result<TokenStream> {
         },
     };
     let is_async = !matches!(kind, Kind::Sync);
+    let moved = moved_checks(&item, &args);
     let prelude = prelude(&args, &item.sig.ident, &private, is_async);
+    let prelude = code!(#moved #prelude);
     let error_span = error_type_span(&item.sig.output, &kind);
     let parts = Parts {
         private: &private,
@@ -603,6 +606,46 @@ fn classifier(
             code!(|__retry_e| #private::Classify::classify(&__retry_on, __retry_e))
         }
     }
+}
+
+/// For each by-value argument the body moves, a check at the move that
+/// fails to compile, naming `clone(..)`, unless the argument is `Copy`.
+/// The trait is local, so that its message can name the argument.
+fn moved_checks(item: &syn::ItemFn, args: &Args) -> TokenStream {
+    let cloned = args.clone.as_deref().unwrap_or_default();
+    moves::moved_arguments(item, cloned)
+        .into_iter()
+        .map(|(name, at)| {
+            let name_text = name.unraw().to_string();
+            // All in the message: for this trait, which the expansion
+            // defines, rustc 1.95 shows the message but not a label or
+            // note (`tests-build` pins what it shows).
+            let message = format!(
+                "the body moves the argument `{name_text}`, but `#[retry]` runs the body once per attempt: \
+                 write `#[retry(clone({name_text}), ..)]` so that each attempt moves a clone of its own, or borrow it"
+            );
+            let mut used = name.clone();
+            used.set_span(at);
+            // The argument of the check has the span of the move, where
+            // rustc reports the unmet bound.
+            let check = quote_spanned!(at=> __retry_reusable(&#used));
+            // Diagnostic attributes are read only with call-site spans.
+            let on_unimplemented = quote::quote! {
+                #[diagnostic::on_unimplemented(message = #message)]
+            };
+            let do_not_recommend = quote::quote!(#[diagnostic::do_not_recommend]);
+            code! {
+                {
+                    #on_unimplemented
+                    trait __RetryReusable {}
+                    #do_not_recommend
+                    impl<T: ::core::marker::Copy + ?::core::marker::Sized> __RetryReusable for T {}
+                    fn __retry_reusable<T: __RetryReusable + ?::core::marker::Sized>(_: &T) {}
+                    #check;
+                }
+            }
+        })
+        .collect()
 }
 
 /// The body of one attempt: the user's block, with `let x = x.clone();`

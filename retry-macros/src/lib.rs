@@ -8,6 +8,7 @@ mod duration;
 mod expand;
 mod hint;
 mod item;
+mod moves;
 mod preset;
 mod validate;
 

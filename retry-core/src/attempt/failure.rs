@@ -10,13 +10,11 @@ use tracing::{Level, Span};
 
 use super::{AFTER_RATE_LIMITED, AFTER_TRANSIENT, Call, Decision, FieldVisitor};
 use crate::backoff::Backoff;
-use crate::breaker::BreakerOpen;
 use crate::class::{Class, Classification};
 use crate::clock::Clock;
 use crate::dead_letter::{self, AttemptRecord, DelayFrom, Record};
 use crate::give_up::GiveUp;
 use crate::log;
-use crate::outcome::FromBreakerOpen;
 use crate::testing;
 
 use super::failure_state::Slot;
@@ -113,7 +111,7 @@ impl<B: Backoff, C: Clock, S: Slot> Call<'_, B, C, S> {
     }
 
     /// The call ends without success: logged, counted, recorded.
-    fn give_up(
+    pub(super) fn give_up(
         &mut self,
         reason: GiveUp,
         class: Classification,
@@ -150,37 +148,6 @@ impl<B: Backoff, C: Clock, S: Slot> Call<'_, B, C, S> {
             spans.end();
             spans.ended(self.attempt);
         }
-    }
-
-    /// Under `breaker = classic(..)`: whether the policy's breaker refuses
-    /// the call before its first attempt.
-    #[inline]
-    pub fn refuses(&self) -> bool {
-        self.policy
-            .breaker
-            .is_some_and(|breaker| !breaker.allow_call())
-    }
-
-    /// The outcome of a call its breaker [refuses](Call::refuses), which
-    /// gives up with reason [`GiveUp::Breaker`] after no attempt: logged,
-    /// counted and recorded like any give-up, with the code
-    /// `breaker_open`.
-    #[cold]
-    #[inline(never)]
-    pub fn refused<R, L, A>(&mut self, span: L, fields: A) -> R
-    where
-        R: FromBreakerOpen,
-        L: Fn() -> Span,
-        A: Fn(FieldVisitor<'_>),
-    {
-        self.attempt = 0;
-        let class = Classification::transient()
-            .with_code("breaker_open")
-            .not_applied();
-        let elapsed = self.elapsed();
-        let open = BreakerOpen::new();
-        self.give_up(GiveUp::Breaker, class, &open, elapsed, &span, &fields);
-        R::from_breaker_open(open)
     }
 
     /// Adds an attempt to the history, when a sink will want it.

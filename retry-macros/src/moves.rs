@@ -1,0 +1,118 @@
+//! By-value arguments that the body moves.
+//!
+//! `#[retry]` runs the body once per attempt, so a body that moves a
+//! by-value argument cannot compile; rustc's own error (E0382) then points
+//! at the attribute. For each argument the body plainly moves (passes it to
+//! a function, binds it, puts it in a struct, tuple or array, returns it,
+//! loops over it), the expansion adds a check that compiles to nothing when
+//! the argument's type is `Copy`, and otherwise fails at that use with a
+//! message that names `clone(..)`. Uses it cannot judge (inside macros,
+//! closures, nested items; method receivers; names bound again in the
+//! body) are left to rustc.
+
+use proc_macro2::Span;
+use syn::spanned::Spanned;
+use syn::visit::{self, Visit};
+use syn::{Expr, FnArg, Ident, ItemFn, Pat, Type};
+
+/// Each by-value argument the body moves, with the span of its first move.
+pub fn moved_arguments(function: &ItemFn, cloned: &[Ident]) -> Vec<(Ident, Span)> {
+    let mut bound = Bound::default();
+    bound.visit_block(&function.block);
+    let candidates = function.sig.inputs.iter().filter_map(|input| {
+        let FnArg::Typed(typed) = input else {
+            return None;
+        };
+        let Pat::Ident(pat) = &*typed.pat else {
+            return None;
+        };
+        let by_value = pat.by_ref.is_none()
+            && pat.subpat.is_none()
+            && !matches!(&*typed.ty, Type::Reference(_) | Type::Ptr(_))
+            && !is_primitive(&typed.ty);
+        let name = &pat.ident;
+        (by_value && !cloned.contains(name) && !bound.names.contains(name)).then_some(name)
+    });
+    candidates
+        .filter_map(|name| {
+            let mut moves = Moves { name, first: None };
+            moves.visit_block(&function.block);
+            moves.first.map(|span| (name.clone(), span))
+        })
+        .collect()
+}
+
+/// A number, `bool` or `char`: `Copy`, so not worth a check.
+fn is_primitive(ty: &Type) -> bool {
+    const PRIMITIVES: &[&str] = &[
+        "u8", "u16", "u32", "u64", "u128", "usize", "i8", "i16", "i32", "i64", "i128", "isize",
+        "f32", "f64", "bool", "char",
+    ];
+    matches!(ty, Type::Path(path) if path.qself.is_none()
+        && path.path.get_ident().is_some_and(|ident| PRIMITIVES.iter().any(|p| ident == p)))
+}
+
+/// Every name the body binds in a pattern, anywhere.
+#[derive(Default)]
+struct Bound {
+    names: Vec<Ident>,
+}
+
+impl<'ast> Visit<'ast> for Bound {
+    fn visit_pat_ident(&mut self, pat: &'ast syn::PatIdent) {
+        self.names.push(pat.ident.clone());
+        visit::visit_pat_ident(self, pat);
+    }
+}
+
+/// The first place where the body moves `name`.
+struct Moves<'n> {
+    name: &'n Ident,
+    first: Option<Span>,
+}
+
+impl Moves<'_> {
+    fn check(&mut self, expr: &Expr) {
+        if self.first.is_none()
+            && let Expr::Path(path) = expr
+            && path.qself.is_none()
+            && path.path.is_ident(self.name)
+        {
+            self.first = Some(expr.span());
+        }
+    }
+}
+
+impl<'ast> Visit<'ast> for Moves<'_> {
+    fn visit_expr(&mut self, expr: &'ast Expr) {
+        match expr {
+            // What captures or defers is judged by rustc.
+            Expr::Closure(_) | Expr::Async(_) | Expr::Macro(_) => return,
+            Expr::Call(call) => call.args.iter().for_each(|arg| self.check(arg)),
+            Expr::MethodCall(call) => call.args.iter().for_each(|arg| self.check(arg)),
+            Expr::Struct(literal) => literal.fields.iter().for_each(|f| self.check(&f.expr)),
+            Expr::Tuple(tuple) => tuple.elems.iter().for_each(|e| self.check(e)),
+            Expr::Array(array) => array.elems.iter().for_each(|e| self.check(e)),
+            Expr::Return(ret) => ret.expr.iter().for_each(|e| self.check(e)),
+            Expr::Assign(assign) => self.check(&assign.right),
+            Expr::ForLoop(for_loop) => self.check(&for_loop.expr),
+            _ => {}
+        }
+        visit::visit_expr(self, expr);
+    }
+
+    fn visit_local(&mut self, local: &'ast syn::Local) {
+        // `let _ = x;` binds nothing, so moves nothing.
+        let binds = match &local.pat {
+            Pat::Wild(_) => false,
+            Pat::Type(typed) => !matches!(&*typed.pat, Pat::Wild(_)),
+            _ => true,
+        };
+        if binds && let Some(init) = &local.init {
+            self.check(&init.expr);
+        }
+        visit::visit_local(self, local);
+    }
+
+    fn visit_item(&mut self, _: &'ast syn::Item) {}
+}

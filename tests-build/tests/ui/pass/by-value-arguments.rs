@@ -1,0 +1,64 @@
+//! By-value arguments the body may use: a `Copy` one moved into a call,
+//! one only borrowed, one cloned per attempt, one bound again in the body,
+//! and one moved inside a closure or a macro, which rustc judges.
+
+use reattempt::retry;
+
+fn consume(bytes: Vec<u8>) -> std::io::Result<usize> {
+    Ok(bytes.len())
+}
+
+fn by_number(n: u64) -> std::io::Result<u64> {
+    Ok(n)
+}
+
+#[derive(Clone, Copy)]
+struct Point {
+    x: i32,
+}
+
+fn by_point(p: Point) -> std::io::Result<i32> {
+    Ok(p.x)
+}
+
+#[retry(max = 3)]
+fn copied(n: u64, p: Point) -> std::io::Result<u64> {
+    let _ = by_point(p)?;
+    by_number(n)
+}
+
+#[retry(max = 3)]
+fn borrowed(body: Vec<u8>) -> std::io::Result<usize> {
+    Ok(body.len())
+}
+
+#[retry(max = 3, clone(body))]
+fn cloned(body: Vec<u8>) -> std::io::Result<usize> {
+    consume(body)
+}
+
+#[retry(max = 3)]
+fn bound_again(body: Vec<u8>) -> std::io::Result<usize> {
+    let body = body.clone();
+    consume(body)
+}
+
+#[retry(max = 3)]
+fn in_a_macro(body: Vec<u8>) -> std::io::Result<usize> {
+    println!("{}", body.len());
+    Ok(format!("{body:?}").len())
+}
+
+#[retry(max = 3)]
+async fn copied_async(n: u64) -> std::io::Result<u64> {
+    by_number(n)
+}
+
+fn main() {
+    let _ = copied(1, Point { x: 2 });
+    let _ = borrowed(Vec::new());
+    let _ = cloned(Vec::new());
+    let _ = bound_again(Vec::new());
+    let _ = in_a_macro(Vec::new());
+    let _ = copied_async(1);
+}

@@ -143,14 +143,21 @@ fn a_failing_async_call_reuses_a_failure_state_however_many_retries() {
     }
 }
 
-#[test]
-fn calls_alive_at_once_each_get_a_failure_state_of_their_own() {
+/// A runtime on a paused clock, after one failing call that made the
+/// runtime's first timer and left a spare failure state.
+fn warmed_paused_runtime() -> tokio::runtime::Runtime {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_time()
         .start_paused(true)
         .build()
         .unwrap();
     runtime.block_on(fails_async(&Cell::new(0), 1)).unwrap();
+    runtime
+}
+
+#[test]
+fn calls_alive_at_once_each_get_a_failure_state_of_their_own() {
+    let runtime = warmed_paused_runtime();
     // Both fail before either ends: one takes the spare state, the other
     // boxes its own, and each makes its timer.
     let (first, second) = (Cell::new(0), Cell::new(0));
@@ -163,12 +170,7 @@ fn calls_alive_at_once_each_get_a_failure_state_of_their_own() {
 
 #[test]
 fn an_async_call_allocates_only_its_timer_once() {
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_time()
-        .start_paused(true)
-        .build()
-        .unwrap();
-    runtime.block_on(fails_async(&Cell::new(0), 1)).unwrap();
+    let runtime = warmed_paused_runtime();
     for retries in [1, 2, 4] {
         let (n, out) = allocations(|| runtime.block_on(fails_async(&Cell::new(0), retries)));
         assert_eq!(out.unwrap(), retries + 1);

@@ -46,7 +46,7 @@ impl Classified for Error {
         let class = known.unwrap_or_else(|| uncategorised(self.raw_os_error(), &self.to_string()));
         let code = match self.raw_os_error() {
             Some(errno) => Code::number(u64::from(errno.unsigned_abs())),
-            None => Code::new(kind_name(kind)),
+            None => kind_code(kind),
         };
         let classification = Classification::new(class).with_code(code);
         // Kinds of their own say nothing ran; an uncategorised transient
@@ -62,7 +62,7 @@ impl Classified for Error {
 impl Classified for ErrorKind {
     fn classification(&self) -> Classification {
         let classification = Classification::new(kind_class(*self).unwrap_or(Class::Logical))
-            .with_code(kind_name(*self));
+            .with_code(kind_code(*self));
         if nothing_sent(*self) {
             classification.not_applied()
         } else {
@@ -137,50 +137,58 @@ fn uncategorised(errno: Option<i32>, message: &str) -> Class {
     }
 }
 
-fn kind_name(kind: ErrorKind) -> &'static str {
-    use ErrorKind::*;
-    match kind {
-        NotFound => "NotFound",
-        PermissionDenied => "PermissionDenied",
-        ConnectionRefused => "ConnectionRefused",
-        ConnectionReset => "ConnectionReset",
-        HostUnreachable => "HostUnreachable",
-        NetworkUnreachable => "NetworkUnreachable",
-        ConnectionAborted => "ConnectionAborted",
-        NotConnected => "NotConnected",
-        AddrInUse => "AddrInUse",
-        AddrNotAvailable => "AddrNotAvailable",
-        NetworkDown => "NetworkDown",
-        BrokenPipe => "BrokenPipe",
-        AlreadyExists => "AlreadyExists",
-        WouldBlock => "WouldBlock",
-        NotADirectory => "NotADirectory",
-        IsADirectory => "IsADirectory",
-        DirectoryNotEmpty => "DirectoryNotEmpty",
-        ReadOnlyFilesystem => "ReadOnlyFilesystem",
-        StaleNetworkFileHandle => "StaleNetworkFileHandle",
-        InvalidInput => "InvalidInput",
-        InvalidData => "InvalidData",
-        TimedOut => "TimedOut",
-        WriteZero => "WriteZero",
-        StorageFull => "StorageFull",
-        NotSeekable => "NotSeekable",
-        QuotaExceeded => "QuotaExceeded",
-        FileTooLarge => "FileTooLarge",
-        ResourceBusy => "ResourceBusy",
-        ExecutableFileBusy => "ExecutableFileBusy",
-        Deadlock => "Deadlock",
-        CrossesDevices => "CrossesDevices",
-        TooManyLinks => "TooManyLinks",
-        InvalidFilename => "InvalidFilename",
-        ArgumentListTooLong => "ArgumentListTooLong",
-        Interrupted => "Interrupted",
-        Unsupported => "Unsupported",
-        UnexpectedEof => "UnexpectedEof",
-        OutOfMemory => "OutOfMemory",
-        Other => "Other",
-        _ => "Uncategorized",
+/// The kind's name as a code. Each is made at compile time, so that a
+/// failure copies a code rather than building one from text.
+fn kind_code(kind: ErrorKind) -> Code {
+    macro_rules! codes {
+        ($($kind:ident),* $(,)?) => {
+            match kind {
+                $(ErrorKind::$kind => const { Code::new(stringify!($kind)) },)*
+                _ => const { Code::new("Uncategorized") },
+            }
+        };
     }
+    codes!(
+        NotFound,
+        PermissionDenied,
+        ConnectionRefused,
+        ConnectionReset,
+        HostUnreachable,
+        NetworkUnreachable,
+        ConnectionAborted,
+        NotConnected,
+        AddrInUse,
+        AddrNotAvailable,
+        NetworkDown,
+        BrokenPipe,
+        AlreadyExists,
+        WouldBlock,
+        NotADirectory,
+        IsADirectory,
+        DirectoryNotEmpty,
+        ReadOnlyFilesystem,
+        StaleNetworkFileHandle,
+        InvalidInput,
+        InvalidData,
+        TimedOut,
+        WriteZero,
+        StorageFull,
+        NotSeekable,
+        QuotaExceeded,
+        FileTooLarge,
+        ResourceBusy,
+        ExecutableFileBusy,
+        Deadlock,
+        CrossesDevices,
+        TooManyLinks,
+        InvalidFilename,
+        ArgumentListTooLong,
+        Interrupted,
+        Unsupported,
+        UnexpectedEof,
+        OutOfMemory,
+        Other,
+    )
 }
 
 #[cfg(test)]

@@ -190,3 +190,47 @@ async fn an_async_classic_breaker_refuses_without_polling_the_body() {
         "no attempt while open"
     );
 }
+
+/// Opens at once and cools down for 100 ms; 2 probes.
+static CROWDED: RetryBreaker = RetryBreaker::new(
+    0.5,
+    1,
+    Duration::from_secs(10),
+    Duration::from_millis(100),
+    2,
+);
+
+static CROWDED_ATTEMPTS: AtomicU32 = AtomicU32::new(0);
+
+#[retry(max = 1, breaker = classic(CROWDED))]
+fn call_crowded() -> io::Result<()> {
+    CROWDED_ATTEMPTS.fetch_add(1, Ordering::SeqCst);
+    // Long enough that every thread asks while the probes are out.
+    std::thread::sleep(Duration::from_millis(50));
+    Err(ErrorKind::ConnectionRefused.into())
+}
+
+#[test]
+fn a_crowd_after_the_cool_down_sends_no_more_first_attempts_than_the_probes() {
+    let _ = call_crowded();
+    assert!(CROWDED.is_open());
+    for round in 0..3 {
+        std::thread::sleep(Duration::from_millis(150));
+        let before = CROWDED_ATTEMPTS.load(Ordering::SeqCst);
+        let start = std::sync::Barrier::new(16);
+        std::thread::scope(|scope| {
+            for _ in 0..16 {
+                scope.spawn(|| {
+                    start.wait();
+                    let _ = call_crowded();
+                });
+            }
+        });
+        let probes = CROWDED_ATTEMPTS.load(Ordering::SeqCst) - before;
+        assert!(
+            (1..=2).contains(&probes),
+            "round {round}: {probes} first attempts went out"
+        );
+        assert!(CROWDED.is_open(), "the failed probes opened it again");
+    }
+}

@@ -251,6 +251,9 @@ impl RetryBreaker {
     }
 
     fn open(&self) {
+        // Probes left over from the last probing may not go out after the
+        // next cool-down on top of its own.
+        self.probes_left.store(0, Ordering::Relaxed);
         self.opened_at.store(self.nanos(), Ordering::Relaxed);
         self.state.store(OPEN, Ordering::Release);
         tracing::warn!(

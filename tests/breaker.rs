@@ -5,7 +5,10 @@ use std::io::{self, ErrorKind};
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::time::Duration;
 
+use reattempt::dead_letter::Memory;
 use reattempt::{RetryBreaker, retry};
+
+mod common;
 
 fn no_wait(_: Duration) {}
 
@@ -233,4 +236,40 @@ fn a_crowd_after_the_cool_down_sends_no_more_first_attempts_than_the_probes() {
         );
         assert!(CROWDED.is_open(), "the failed probes opened it again");
     }
+}
+
+/// Opened by hand in the test below; a cool-down no test waits out.
+static REFUSING: RetryBreaker =
+    RetryBreaker::new(0.5, 1, Duration::from_secs(10), Duration::from_secs(600), 1);
+
+static REFUSED: Memory = Memory::new();
+
+#[retry(max = 3, backoff = none, breaker = classic(REFUSING), dead_letter = REFUSED)]
+fn call_refusing() -> io::Result<()> {
+    Ok(())
+}
+
+#[test]
+fn a_refused_call_is_logged_and_recorded_as_a_give_up_after_no_attempt() {
+    REFUSING.record(true);
+    assert!(REFUSING.is_open());
+    let (events, _) = common::capture_logs(|| {
+        assert!(is_refusal(&call_refusing()));
+    });
+    let giving_up: Vec<_> = events
+        .iter()
+        .filter(|e| e["fields"]["message"] == "giving up")
+        .collect();
+    assert_eq!(giving_up.len(), 1, "{events:?}");
+    let fields = &giving_up[0]["fields"];
+    assert_eq!(giving_up[0]["level"], "ERROR");
+    assert_eq!(fields["reason"], "breaker");
+    assert_eq!(fields["attempt"], 0);
+    assert_eq!(fields["code"], "breaker_open");
+
+    let records = REFUSED.take();
+    assert_eq!(records.len(), 1);
+    assert_eq!(records[0].reason, reattempt::GiveUp::Breaker);
+    assert_eq!(records[0].attempts, 0);
+    assert!(records[0].history.is_empty(), "no attempt to record");
 }

@@ -104,13 +104,15 @@ impl<B: Backoff, C: Clock, S: Slot> Call<'_, B, C, S> {
                 Decision::Retry(wait)
             }
             Err(reason) => {
+                self.remember(&class, None);
                 self.give_up(reason, class, error, elapsed, span, fields);
                 Decision::GiveUp(reason)
             }
         }
     }
 
-    /// The call ends without success: logged, counted, recorded.
+    /// The call ends without success: logged, counted, recorded (its last
+    /// attempt, if it made one, is already in the history).
     pub(super) fn give_up(
         &mut self,
         reason: GiveUp,
@@ -133,7 +135,6 @@ impl<B: Backoff, C: Clock, S: Slot> Call<'_, B, C, S> {
                 span,
             );
         }
-        self.remember(&class, None);
         self.ended = true;
         self.site.gave_up(reason, elapsed, self.attempt > 1);
         let failures = self.failures();

@@ -213,3 +213,30 @@ fn writing_a_call_id_allocates_nothing() {
     assert_eq!(allocations, 0);
     assert_eq!(out.len, 36);
 }
+
+static HISTORY: reattempt::dead_letter::Memory = reattempt::dead_letter::Memory::new();
+
+#[retry(max = 3, backoff = none, dead_letter = HISTORY)]
+async fn recorded(calls: &Cell<u32>, times: u32) -> io::Result<u32> {
+    calls.set(calls.get() + 1);
+    if calls.get() <= times {
+        return Err(ErrorKind::TimedOut.into());
+    }
+    Ok(calls.get())
+}
+
+#[test]
+fn a_reused_failure_state_starts_as_new() {
+    // Gives up after three attempts, leaving its state as the spare.
+    assert!(run(recorded(&Cell::new(0), 5)).is_err());
+    // Takes the spare: one retry, then a success.
+    assert_eq!(run(recorded(&Cell::new(0), 1)).unwrap(), 2);
+    // Takes it again and gives up: its record holds its own three attempts.
+    assert!(run(recorded(&Cell::new(0), 5)).is_err());
+    let records = HISTORY.take();
+    assert_eq!(records.len(), 2);
+    for record in &records {
+        let attempts: Vec<u32> = record.history.iter().map(|a| a.attempt).collect();
+        assert_eq!(attempts, [1, 2, 3]);
+    }
+}

@@ -89,7 +89,10 @@ static REFUSALS_SEEN: AtomicU32 = AtomicU32::new(0);
     sleep = no_wait,
     breaker = classic(CLASSIC),
     on_give_up = |ctx| {
-        if ctx.gave_up() == Some(reattempt::GiveUp::Breaker) && ctx.attempt() == 0 {
+        if ctx.gave_up() == Some(reattempt::GiveUp::Breaker)
+            && ctx.attempt() == 0
+            && ctx.class().and_then(|c| c.code().map(str::to_owned)).as_deref() == Some("breaker_open")
+        {
             REFUSALS_SEEN.fetch_add(1, Ordering::SeqCst);
         }
     }

@@ -348,6 +348,8 @@ impl<'p, B: Backoff, C: Clock, S: Slot> Call<'p, B, C, S> {
             .with_code("breaker_open")
             .not_applied();
         let elapsed = self.elapsed();
+        // What `on_give_up` reads as the call's last failure.
+        self.failures().last_class = Some(class);
         let open = BreakerOpen::new();
         self.give_up(GiveUp::Breaker, class, &open, elapsed, &span, &fields);
         R::from_breaker_open(open)

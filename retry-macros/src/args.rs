@@ -759,9 +759,6 @@ fn positive(input: ParseStream, what: &str) -> syn::Result<Dur> {
     Ok(value)
 }
 
-/// A shared piece (budget, limit, dead-letter sink): shared by every call,
-/// so it must outlive them all. A value built in the attribute would be a
-/// temporary of each call; that is an error saying to declare a `static`.
 const BREAKER_USAGE: &str = "a `static` `reattempt::RetryBreaker`: `breaker = PAYMENTS`, or `breaker = classic(PAYMENTS)` to fail first attempts fast too while it is open";
 const BREAKER_DECLARE: &str = "static PAYMENTS: RetryBreaker = RetryBreaker::new(..);` and write `breaker = PAYMENTS`, or `breaker = classic(PAYMENTS)` to fail first attempts fast too";
 
@@ -797,13 +794,15 @@ fn parse_breaker(input: ParseStream) -> syn::Result<Breaker> {
     })
 }
 
+/// A shared piece (budget, limit, dead-letter sink): shared by every call,
+/// so it must outlive them all. A value built in the attribute would be a
+/// temporary of each call; that is an error saying to declare a `static`.
 fn shared(input: ParseStream, what: &str, usage: &str, declare: &str) -> syn::Result<Expr> {
     let expr = function(input, what, usage)?;
     must_be_static(expr, what, declare)
 }
 
-/// A shared argument names its `static`; a value built in the attribute
-/// would be a new one on every call.
+/// A shared argument names its `static`.
 fn must_be_static(expr: Expr, what: &str, declare: &str) -> syn::Result<Expr> {
     if matches!(expr, Expr::Call(_) | Expr::Struct(_)) {
         return Err(syn::Error::new_spanned(

@@ -8,6 +8,7 @@ use std::time::SystemTime;
 
 use tracing::{Level, Span};
 
+use super::failure_state::Slot;
 use super::{AFTER_RATE_LIMITED, AFTER_TRANSIENT, Call, Decision, FieldVisitor};
 use crate::backoff::Backoff;
 use crate::class::{Class, Classification};
@@ -16,8 +17,6 @@ use crate::dead_letter::{self, AttemptRecord, DelayFrom, Record};
 use crate::give_up::GiveUp;
 use crate::log;
 use crate::testing;
-
-use super::failure_state::Slot;
 
 impl<B: Backoff, C: Clock, S: Slot> Call<'_, B, C, S> {
     #[cold]

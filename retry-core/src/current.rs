@@ -70,6 +70,19 @@ impl Attempt {
 
 /// A random 128-bit id of one retried call, written as a UUID (version 4),
 /// fit to send as an `Idempotency-Key`.
+///
+/// ```
+/// use reattempt::{CallId, retry};
+///
+/// #[retry(max = 2, backoff = none)]
+/// fn send() -> std::io::Result<CallId> {
+///     Ok(reattempt::attempt().expect("inside the call").call_id())
+/// }
+///
+/// let id = send().unwrap();
+/// assert_eq!(CallId::from_u128(id.as_u128()), id);
+/// assert_eq!(id.to_string().len(), 36, "a UUID");
+/// ```
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
 pub struct CallId(u128);
 

@@ -37,7 +37,6 @@
 
 use proc_macro2::{Span, TokenStream, TokenTree};
 use quote::{ToTokens, quote_spanned};
-use syn::ext::IdentExt;
 use syn::spanned::Spanned;
 use syn::visit_mut::VisitMut;
 use syn::{AttrStyle, Ident, ReturnType, Type};
@@ -616,7 +615,8 @@ fn moved_checks(item: &syn::ItemFn, args: &Args) -> TokenStream {
     moves::moved_arguments(item, cloned)
         .into_iter()
         .map(|(name, at)| {
-            let name_text = name.unraw().to_string();
+            // As the user writes it: `r#type` stays raw in `clone(r#type)`.
+            let name_text = name.to_string();
             // All in the message: for this trait, which the expansion
             // defines, rustc 1.95 shows the message but not a label or
             // note (`tests-build` pins what it shows).

@@ -62,3 +62,13 @@ fn main() {
     let _ = in_a_macro(Vec::new());
     let _ = copied_async(1);
 }
+
+#[retry(max = 3, clone(r#type))]
+fn raw_and_cloned(r#type: String) -> std::io::Result<usize> {
+    Ok(r#type.len())
+}
+
+#[allow(dead_code)]
+fn uses_raw() {
+    let _ = raw_and_cloned(String::new());
+}

@@ -558,9 +558,9 @@ impl<B, C, S> HasFrame for Call<'_, B, C, S> {
     #[inline]
     fn frame(&self) -> Frame<'_> {
         Frame {
-            name: self.site.name(),
+            site: self.site,
             number: self.attempt,
-            max: self.policy.max(),
+            max: self.policy.max_attempts,
             call_id: &self.call_id,
             limit: self.policy.limit,
         }

@@ -6,6 +6,7 @@ use core::cell::Cell;
 use core::fmt;
 use core::future::Future;
 use core::hash::BuildHasher as _;
+use core::num::NonZeroU32;
 use core::pin::Pin;
 use core::ptr;
 use core::sync::atomic::{AtomicU64, Ordering};
@@ -14,6 +15,7 @@ use core::task::{Context, Poll};
 #[cfg(feature = "reqwest")]
 use crate::class::Classification;
 use crate::limit::{Acquire, ConcurrencyLimit, Permit};
+use crate::stats::Site;
 
 /// The attempt in progress of a retried call.
 ///
@@ -151,7 +153,7 @@ pub fn attempt() -> Option<Attempt> {
     let frame = current()?;
     Some(Attempt {
         number: frame.number,
-        max: frame.max,
+        max: frame.max.map(NonZeroU32::get),
         call_id: CallId(frame.call_id.get_or_draw()),
     })
 }
@@ -176,9 +178,11 @@ fn current() -> Option<&'static Frame<'static>> {
 #[doc(hidden)]
 #[derive(Debug, Clone, Copy)]
 pub struct Frame<'c> {
-    pub(crate) name: &'static str,
+    /// The function's site, whose name is read only when asked for.
+    pub(crate) site: &'static Site,
     pub(crate) number: u32,
-    pub(crate) max: Option<u32>,
+    /// As the policy keeps it, converted only when asked for.
+    pub(crate) max: Option<NonZeroU32>,
     pub(crate) call_id: &'c CallIdCell,
     /// The concurrency limit whose permit this attempt holds, if any.
     pub(crate) limit: Option<&'c ConcurrencyLimit>,
@@ -286,7 +290,7 @@ fn hold<T>(limit: &ConcurrencyLimit, f: impl FnOnce() -> T) -> T {
 /// The name of the retried call whose attempt is running on this thread, if
 /// any: the outer call when a retried call runs inside another.
 pub(crate) fn outer() -> Option<&'static str> {
-    current().map(|frame| frame.name)
+    current().map(|frame| frame.site.name())
 }
 
 /// A call's id, drawn the first time the body asks for it and the same on
@@ -451,15 +455,17 @@ mod tests {
     #[test]
     fn the_current_frame_is_restored_after_a_nested_one_and_after_a_panic() {
         let (outer_id, inner_id) = (CallIdCell::default(), CallIdCell::default());
+        static OUTER: Site = Site::new("outer");
+        static INNER: Site = Site::new("inner");
         let outer = Frame {
-            name: "outer",
+            site: &OUTER,
             number: 1,
-            max: Some(3),
+            max: NonZeroU32::new(3),
             call_id: &outer_id,
             limit: None,
         };
         let inner = Frame {
-            name: "inner",
+            site: &INNER,
             number: 2,
             max: None,
             call_id: &inner_id,

@@ -69,6 +69,7 @@ pub enum Decision {
 /// let mut call = Call::new(&policy, &SITE, SystemClock);
 /// let mut decide = |outcome: Result<(), &str>| {
 ///     call.decide(
+///         &policy,
 ///         &outcome,
 ///         |_| Classification::transient(),
 ///         |e, f| f.write_str(e),
@@ -262,9 +263,14 @@ impl<'p, B: Backoff, C: Clock, S: Slot> Call<'p, B, C, S> {
     /// `span`, the span the call's log events go in, and `fields`, which
     /// shows a visitor the arguments named in `fields(..)` for records. Each
     /// is called only on the path that needs it.
+    ///
+    /// `policy` is the call's own policy again, as [`scope`](Self::scope)
+    /// takes it.
     #[inline]
+    #[allow(clippy::too_many_arguments)]
     pub fn decide<R, F, D, V, L, A>(
         &mut self,
+        policy: &Policy<B>,
         outcome: &R,
         classify: F,
         describe: D,
@@ -280,6 +286,7 @@ impl<'p, B: Backoff, C: Clock, S: Slot> Call<'p, B, C, S> {
         L: Fn() -> Span,
         A: Fn(FieldVisitor<'_>),
     {
+        debug_assert!(core::ptr::eq(policy, self.policy), "the call's own policy");
         match outcome.split() {
             Ok(value) => {
                 if let Some(class) = judge_value(value) {
@@ -295,11 +302,11 @@ impl<'p, B: Backoff, C: Clock, S: Slot> Call<'p, B, C, S> {
                     };
                     self.site.first_try_success(elapsed);
                 }
-                if self.policy.alert_after.is_some() {
+                if policy.alert_after.is_some() {
                     self.site.success_streak();
                 }
                 self.ended = true;
-                if let Some(breaker) = self.policy.breaker {
+                if let Some(breaker) = policy.breaker {
                     breaker.record(false);
                 }
                 if let Some(spans) = &mut *self.spans {
@@ -376,17 +383,29 @@ impl<'p, B: Backoff, C: Clock, S: Slot> Call<'p, B, C, S> {
 
     /// Runs a sync attempt where [`attempt()`](crate::attempt()) sees it,
     /// holding a permit of the policy's concurrency limit while it runs.
+    ///
+    /// `policy` is the call's own policy again: the expansion passes the
+    /// `static` itself, so that the checks of what it does not use (a
+    /// limit, a `max`) fold away instead of reading the call's memory.
     #[inline]
-    pub fn scope<T>(&self, attempt: impl FnOnce() -> T) -> T {
+    pub fn scope<T>(&self, policy: &Policy<B>, attempt: impl FnOnce() -> T) -> T {
+        debug_assert!(core::ptr::eq(policy, self.policy), "the call's own policy");
         // Nested in an attempt that holds the same limit, the call runs
         // under that permit: waiting for a second one could deadlock.
-        let _permit = match self.policy.limit {
+        let _permit = match policy.limit {
             Some(limit) if !current::holds(limit) => Some(limit.acquire_blocking()),
             _ => None,
         };
         self.attempt_starts();
         let _span = self.attempt_span().map(Span::enter);
-        self.frame().enter(attempt)
+        Frame {
+            site: self.site,
+            number: self.attempt,
+            max: policy.max_attempts,
+            call_id: &self.call_id,
+            limit: policy.limit,
+        }
+        .enter(attempt)
     }
 
     /// An async attempt that [`attempt()`](crate::attempt()) sees on every
@@ -628,7 +647,9 @@ mod tests {
     }
 
     fn fail<B: Backoff, C: Clock>(call: &mut Call<'_, B, C>, class: Classification) -> Decision {
+        let policy = call.policy;
         call.decide(
+            policy,
             &Err::<(), &str>("boom"),
             |_| class,
             describe,
@@ -647,6 +668,7 @@ mod tests {
         let policy = Policy::new(Exponential::DEFAULT);
         let mut call = Call::new(&policy, &SITE, SystemClock);
         let decision = call.decide(
+            &policy,
             &Ok::<u8, ()>(7),
             |_| unreachable!(),
             |_, _| Ok(()),

@@ -21,7 +21,7 @@
 //!             let __retry_out = __retry_call
 //!                 .scoped(pin!(attempt::<Result<String, Error>, _>(async { body })))
 //!                 .await;
-//!             match __retry_call.decide(&__retry_out, classify, describe, judge, span, fields) {
+//!             match __retry_call.decide(&__RETRY_POLICY, &__retry_out, classify, describe, judge, span, fields) {
 //!                 Decision::Return | Decision::GiveUp(_) => return __retry_out,
 //!                 Decision::Retry(delay) => delay,
 //!             }
@@ -31,7 +31,8 @@
 //! }
 //! ```
 //!
-//! A sync function runs its body as `__retry_call.scope(|| -> Ret { body })`
+//! A sync function runs its body as
+//! `__retry_call.scope(&__RETRY_POLICY, || -> Ret { body })`
 //! instead, keeps its call's failure state inline (`Call::new_inline`), and
 //! sleeps on the thread. The body's tokens appear exactly once.
 
@@ -79,7 +80,7 @@ pub fn expand(mut args: Args, function: Function) -> syn::Result<TokenStream> {
     };
     let is_async = !matches!(kind, Kind::Sync);
     let moved = moved_checks(&item, &args);
-    let prelude = prelude(&args, &item.sig.ident, &private, is_async);
+    let (prelude, is_static) = prelude(&args, &item.sig.ident, &private, is_async);
     let prelude = code!(#moved #prelude);
     let error_span = error_type_span(&item.sig.output, &kind);
     let parts = Parts {
@@ -93,6 +94,15 @@ pub fn expand(mut args: Args, function: Function) -> syn::Result<TokenStream> {
         ret: &ret,
         is_async,
         classify: classifier(&args, &krate, error_span, external_api),
+        // The static itself where there is one, not the local pointing at
+        // it: the core's checks of what the policy does not use then fold
+        // away, in async functions too, whose locals live in the future and
+        // are read back from it.
+        policy: if is_static {
+            code!((&__RETRY_POLICY))
+        } else {
+            code!(__retry_policy)
+        },
     };
 
     let (inner_attrs, outer_attrs): (Vec<_>, Vec<_>) = item
@@ -106,7 +116,11 @@ pub fn expand(mut args: Args, function: Function) -> syn::Result<TokenStream> {
                 Some(ret) => code!(-> #ret),
                 None => code!(),
             };
-            let looped = parts.retry_loop(&args, code!(__retry_call.scope(|| #annotation #block)));
+            let policy = &parts.policy;
+            let looped = parts.retry_loop(
+                &args,
+                code!(__retry_call.scope(#policy, || #annotation #block)),
+            );
             code!({ #(#inner_attrs)* #prelude #looped })
         }
         Kind::Async => {
@@ -144,6 +158,8 @@ struct Parts<'a> {
     ret: &'a Option<Type>,
     is_async: bool,
     classify: TokenStream,
+    /// The call's policy, as `scope` and `decide` take it.
+    policy: TokenStream,
 }
 
 impl Parts<'_> {
@@ -151,7 +167,10 @@ impl Parts<'_> {
     /// return or wait.
     fn retry_loop(&self, args: &Args, attempt: TokenStream) -> TokenStream {
         let Parts {
-            private, outcome, ..
+            private,
+            outcome,
+            policy,
+            ..
         } = self;
         let fallible = match &args.if_result {
             Some(_) => code!(),
@@ -199,7 +218,7 @@ impl Parts<'_> {
                 let __retry_delay = {
                     let #outcome = #attempt;
                     #fallible
-                    let __retry_decision = __retry_call.#decide(#borrowed, #judge);
+                    let __retry_decision = __retry_call.#decide(#policy, #borrowed, #judge);
                     #after
                     match __retry_decision {
                         #private::Decision::Return => return #outcome,
@@ -351,7 +370,13 @@ impl Parts<'_> {
 }
 
 /// The statements before the loop: policy, classifier, sleeper, call state.
-fn prelude(args: &Args, fn_name: &Ident, private: &TokenStream, is_async: bool) -> TokenStream {
+/// Also whether the call's policy is `__RETRY_POLICY` itself.
+fn prelude(
+    args: &Args,
+    fn_name: &Ident,
+    private: &TokenStream,
+    is_async: bool,
+) -> (TokenStream, bool) {
     let name = match &args.name {
         Some(name) => name.to_token_stream(),
         None => {
@@ -449,6 +474,7 @@ fn prelude(args: &Args, fn_name: &Ident, private: &TokenStream, is_async: bool) 
     if args.not_idempotent == Some(true) {
         policy.extend(code!(.idempotent(false)));
     }
+    let is_static = backoff_type.is_some() && is_const && dynamic.is_none();
     let policy = match backoff_type {
         Some(ty) if is_const => code! {
             static __RETRY_POLICY: #private::Policy<#ty> = #policy;
@@ -478,13 +504,14 @@ fn prelude(args: &Args, fn_name: &Ident, private: &TokenStream, is_async: bool) 
     } else {
         (code!(#private::SystemClock), code!(new_inline))
     };
-    code! {
+    let prelude = code! {
         static __RETRY_SITE: #private::Site = #private::Site::new(#name);
         #policy
         #on
         #sleeper
         let mut __retry_call = #private::Call::#new(__retry_policy, &__RETRY_SITE, #clock);
-    }
+    };
+    (prelude, is_static)
 }
 
 /// A `backoff` argument as code.

@@ -35,6 +35,9 @@ use std::time::{Duration, Instant, SystemTime};
 
 use ::redis::{Client, Connection, RedisError, Script};
 
+/// How long Redis is given to answer, unless set with `connect_with_timeout`.
+const DEFAULT_TIMEOUT: Duration = Duration::from_millis(5);
+
 /// How long an instance decides alone after Redis failed to answer.
 const REJOIN_AFTER: Duration = Duration::from_secs(1);
 
@@ -91,8 +94,7 @@ impl Link {
         let mut connection = client.get_connection_with_timeout(Duration::from_secs(1))?;
         ::redis::cmd("PING").query::<()>(&mut connection)?;
         let timeout = timeout.max(Duration::from_millis(1));
-        connection.set_read_timeout(Some(timeout))?;
-        connection.set_write_timeout(Some(timeout))?;
+        bound(&connection, timeout)?;
         Ok(Link {
             client,
             timeout,
@@ -122,8 +124,7 @@ impl Link {
                     .client
                     .get_connection_with_timeout(self.timeout)
                     .and_then(|fresh| {
-                        fresh.set_read_timeout(Some(self.timeout))?;
-                        fresh.set_write_timeout(Some(self.timeout))?;
+                        bound(&fresh, self.timeout)?;
                         Ok(slot.insert(fresh))
                     }),
             };
@@ -162,6 +163,12 @@ impl Link {
             }
         }
     }
+}
+
+/// Bounds every read and write of `connection` by `timeout`.
+fn bound(connection: &Connection, timeout: Duration) -> Result<(), RedisError> {
+    connection.set_read_timeout(Some(timeout))?;
+    connection.set_write_timeout(Some(timeout))
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -222,7 +229,7 @@ impl FleetBudget {
     /// the credentials: a wrong URL or password is an error here, not a
     /// silent fallback later. Redis is then asked with a 5 ms timeout.
     pub fn connect(url: &str, scope: &str) -> Result<FleetBudget, RedisError> {
-        FleetBudget::connect_with_timeout(url, scope, Duration::from_millis(5))
+        FleetBudget::connect_with_timeout(url, scope, DEFAULT_TIMEOUT)
     }
 
     /// [`connect`](Self::connect), asking Redis with `timeout` (at least
@@ -351,7 +358,7 @@ impl FleetAlerts {
     /// Connects to the Redis at `url` for the alert streaks of `scope`,
     /// checking now that it answers; asked with a 5 ms timeout after that.
     pub fn connect(url: &str, scope: &str) -> Result<FleetAlerts, RedisError> {
-        FleetAlerts::connect_with_timeout(url, scope, Duration::from_millis(5))
+        FleetAlerts::connect_with_timeout(url, scope, DEFAULT_TIMEOUT)
     }
 
     /// [`connect`](Self::connect), asking Redis with `timeout`.
@@ -522,7 +529,7 @@ impl FleetBreaker {
     /// Connects to the Redis at `url` for the breaker of `scope`, checking
     /// now that it answers; asked with a 5 ms timeout after that.
     pub fn connect(url: &str, scope: &str) -> Result<FleetBreaker, RedisError> {
-        FleetBreaker::connect_with_timeout(url, scope, Duration::from_millis(5))
+        FleetBreaker::connect_with_timeout(url, scope, DEFAULT_TIMEOUT)
     }
 
     /// [`connect`](Self::connect), asking Redis with `timeout`.

@@ -154,6 +154,13 @@ impl<B, C, S> Call<'_, B, C, S> {
         current::take_pushback(self.call_id.tag(), self.attempt, seen)
     }
 
+    /// Without the `reqwest` feature nothing keeps one.
+    #[cfg(not(feature = "reqwest"))]
+    #[inline(always)]
+    fn with_pushback(&self, seen: Classification) -> Classification {
+        seen
+    }
+
     /// An attempt starts running (after its permit, if any): a retry that
     /// was pending is now made.
     #[inline]
@@ -319,10 +326,7 @@ impl<'p, B: Backoff, C: Clock, S: Slot> Call<'p, B, C, S> {
                 let class = if self.timed_out.swap(false, Ordering::Relaxed) {
                     Classification::transient().with_code("attempt_timeout")
                 } else {
-                    let class = classify(error);
-                    #[cfg(feature = "reqwest")]
-                    let class = self.with_pushback(class);
-                    class
+                    self.with_pushback(classify(error))
                 };
                 self.failed(class, &Described(error, describe), &span, &fields)
             }

@@ -189,7 +189,9 @@ impl RetryBreaker {
             }
             return allowed;
         }
-        self.admit()
+        // Without the fleet, the instance's own state decides, as for a
+        // first attempt.
+        self.allow_call()
     }
 
     /// Whether the first attempt of a `breaker = classic(..)` call may go
@@ -210,12 +212,6 @@ impl RetryBreaker {
     /// assert!(!BACKEND.allow_call(), "open and cooling down: fail fast");
     /// ```
     pub fn allow_call(&self) -> bool {
-        self.admit()
-    }
-
-    /// The local decision: closed lets everything through, open nothing
-    /// until the cool-down ends, then the probes.
-    fn admit(&self) -> bool {
         match self.state.load(Ordering::Relaxed) {
             CLOSED => true,
             OPEN => {

@@ -390,8 +390,23 @@ fn http_date_writes_imf_fixdate() {
 
 /// A server on a raw socket that promises 100 bytes and sends 10, then
 /// closes, `cut` times, and answers whole after that. It counts requests.
+/// Reads a request up to the end of its head (or of the connection).
+async fn read_head(stream: &mut tokio::net::TcpStream) -> Vec<u8> {
+    use tokio::io::AsyncReadExt;
+
+    let mut head = Vec::new();
+    let mut chunk = [0; 1024];
+    while !head.windows(4).any(|w| w == b"\r\n\r\n") {
+        match stream.read(&mut chunk).await {
+            Ok(0) | Err(_) => break,
+            Ok(n) => head.extend_from_slice(&chunk[..n]),
+        }
+    }
+    head
+}
+
 async fn cutting_server(cut: u32) -> (SocketAddr, Arc<AtomicU32>) {
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    use tokio::io::AsyncWriteExt;
 
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
@@ -403,14 +418,7 @@ async fn cutting_server(cut: u32) -> (SocketAddr, Arc<AtomicU32>) {
             let Ok((mut stream, _)) = listener.accept().await else {
                 return;
             };
-            let mut head = Vec::new();
-            let mut chunk = [0; 1024];
-            while !head.windows(4).any(|w| w == b"\r\n\r\n") {
-                match stream.read(&mut chunk).await {
-                    Ok(0) | Err(_) => break,
-                    Ok(n) => head.extend_from_slice(&chunk[..n]),
-                }
-            }
+            read_head(&mut stream).await;
             let n = count.fetch_add(1, Ordering::SeqCst) + 1;
             let body = "0123456789".repeat(10);
             let answer = if n <= cut {
@@ -428,21 +436,11 @@ async fn cutting_server(cut: u32) -> (SocketAddr, Arc<AtomicU32>) {
     (addr, served)
 }
 
-#[retry(max = 4, backoff = fixed(10ms))]
-async fn whole_text(client: &reqwest::Client, url: &str) -> reqwest::Result<String> {
-    client
-        .get(url)
-        .send()
-        .await?
-        .error_for_status()?
-        .text()
-        .await
-}
-
 #[tokio::test(start_paused = true)]
 async fn a_body_cut_short_is_retried_to_success() {
     let (addr, served) = cutting_server(2).await;
-    let body = whole_text(&reqwest::Client::new(), &format!("http://{addr}/"))
+    // Three attempts, as `get_checked` allows: two cut short, then whole.
+    let body = get_checked(&reqwest::Client::new(), &format!("http://{addr}/"))
         .await
         .unwrap();
     assert_eq!(body.len(), 100);
@@ -462,7 +460,7 @@ struct Ledger {
 /// would. A request whose `Idempotency-Key` it has seen is not performed
 /// again, and is answered 200.
 async fn forgetful_server() -> (SocketAddr, Arc<Mutex<Ledger>>) {
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    use tokio::io::AsyncWriteExt;
 
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
@@ -474,14 +472,7 @@ async fn forgetful_server() -> (SocketAddr, Arc<Mutex<Ledger>>) {
             let Ok((mut stream, _)) = listener.accept().await else {
                 return;
             };
-            let mut request = Vec::new();
-            let mut chunk = [0; 1024];
-            while !request.windows(4).any(|w| w == b"\r\n\r\n") {
-                match stream.read(&mut chunk).await {
-                    Ok(0) | Err(_) => break,
-                    Ok(n) => request.extend_from_slice(&chunk[..n]),
-                }
-            }
+            let request = read_head(&mut stream).await;
             let head = String::from_utf8_lossy(&request).to_ascii_lowercase();
             let key = head
                 .lines()

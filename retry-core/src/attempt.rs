@@ -37,8 +37,10 @@ use crate::timeout::AttemptTimeout;
 mod delay;
 mod failure;
 mod failure_state;
+mod first;
 
 pub use failure_state::{Boxed, FailureState, Inline, Slot};
+pub use first::{Rest, first_attempt, rest};
 
 /// The names and values of the arguments in `fields(..)`, for records.
 pub type FieldVisitor<'v> = &'v mut dyn FnMut(&'static str, &dyn fmt::Debug);
@@ -391,7 +393,10 @@ impl<'p, B: Backoff, C: Clock, S: Slot> Call<'p, B, C, S> {
     /// `policy` is the call's own policy again: the expansion passes the
     /// `static` itself, so that the checks of what it does not use (a
     /// limit, a `max`) fold away instead of reading the call's memory.
-    #[inline]
+    /// Always inlined: the rest of a sync call runs it from two places
+    /// (see `first_outcome`), and a call to it would keep the policy from
+    /// folding in both.
+    #[inline(always)]
     pub fn scope<T>(&self, policy: &Policy<B>, attempt: impl FnOnce() -> T) -> T {
         debug_assert!(core::ptr::eq(policy, self.policy), "the call's own policy");
         // Nested in an attempt that holds the same limit, the call runs

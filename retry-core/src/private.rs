@@ -8,7 +8,7 @@ use core::time::Duration;
 
 use crate::timeout::AttemptTimeout;
 
-pub use crate::attempt::{Boxed, Call, Decision, FieldVisitor, Inline};
+pub use crate::attempt::{Boxed, Call, Decision, FieldVisitor, Inline, Rest, first_attempt, rest};
 pub use crate::backoff::{Exponential, Fibonacci, Fixed, Linear, NoBackoff};
 pub use crate::class::Classification;
 pub use crate::classify::{Classified, ClassifiedValue, Classify, IntoClassification};

@@ -32,10 +32,17 @@ pub(crate) struct Spans {
 pub(crate) fn start(function: &'static str) -> Option<Box<Spans>> {
     // One load when no subscriber was ever set, as in programs that do not
     // trace; the callsite's interest is checked out of line.
-    if !tracing::dispatcher::has_been_set() {
+    if !may_start() {
         return None;
     }
     start_spans(function)
+}
+
+/// Whether a call starting now may have spans: not before a subscriber was
+/// ever set.
+#[inline]
+pub(crate) fn may_start() -> bool {
+    tracing::dispatcher::has_been_set()
 }
 
 #[cold]

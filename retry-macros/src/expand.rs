@@ -34,7 +34,28 @@
 //! A sync function runs its body as
 //! `__retry_call.scope(&__RETRY_POLICY, || -> Ret { body })`
 //! instead, keeps its call's failure state inline (`Call::new_inline`), and
-//! sleeps on the thread. The body's tokens appear exactly once.
+//! sleeps on the thread. Where nothing else the user wrote runs in the loop
+//! (see `first_attempt_inline`), it runs its first attempt before any call
+//! state is built, and the loop out of line:
+//!
+//! ```text
+//! let mut __retry_body = || -> Ret { body };
+//! match first_attempt(&__RETRY_POLICY, &__RETRY_SITE, &mut __retry_body, judge) {
+//!     Ok(__retry_out) => __retry_out,
+//!     Err(mut __retry_rest) => rest(|| {
+//!         let mut __retry_call = Call::resume_inline(.., &mut __retry_rest);
+//!         let mut __retry_next = __retry_call.first_outcome(__retry_rest, .., &mut __retry_body);
+//!         loop {
+//!             let __retry_delay = { /* decide on __retry_next, or return it */ };
+//!             thread_sleep(__retry_delay);
+//!             __retry_call.begin_attempt();
+//!             __retry_next = __retry_call.scope(&__RETRY_POLICY, &mut __retry_body);
+//!         }
+//!     }),
+//! }
+//! ```
+//!
+//! The body's tokens appear exactly once.
 
 use proc_macro2::{Span, TokenStream, TokenTree};
 use quote::{ToTokens, quote_spanned};
@@ -42,7 +63,7 @@ use syn::spanned::Spanned;
 use syn::visit_mut::VisitMut;
 use syn::{AttrStyle, Ident, ReturnType, Type};
 
-use crate::args::{Args, Backoff, Jitter, Max, On};
+use crate::args::{Args, Backoff, Hooks, Jitter, Max, On};
 use crate::duration::Dur;
 use crate::item::{self, Function, Kind};
 use crate::{moves, preset, validate};
@@ -80,8 +101,12 @@ pub fn expand(mut args: Args, function: Function) -> syn::Result<TokenStream> {
     };
     let is_async = !matches!(kind, Kind::Sync);
     let moved = moved_checks(&item, &args);
-    let (prelude, is_static) = prelude(&args, &item.sig.ident, &private, is_async);
-    let prelude = code!(#moved #prelude);
+    let Prelude {
+        items,
+        call,
+        is_static,
+    } = prelude(&args, &item.sig.ident, &private, is_async);
+    let prelude = code!(#moved #items #call);
     let error_span = error_type_span(&item.sig.output, &kind);
     let parts = Parts {
         private: &private,
@@ -117,11 +142,26 @@ pub fn expand(mut args: Args, function: Function) -> syn::Result<TokenStream> {
                 None => code!(),
             };
             let policy = &parts.policy;
-            let looped = parts.retry_loop(
-                &args,
-                code!(__retry_call.scope(#policy, || #annotation #block)),
-            );
-            code!({ #(#inner_attrs)* #prelude #looped })
+            if is_static && first_attempt_inline(&args) {
+                let looped = parts.resumed_loop(&args);
+                let judge_value = parts.judge_value(&args);
+                code!({
+                    #(#inner_attrs)*
+                    #moved
+                    #items
+                    let mut __retry_body = || #annotation #block;
+                    match #private::first_attempt(#policy, &__RETRY_SITE, &mut __retry_body, #judge_value) {
+                        ::core::result::Result::Ok(__retry_out) => __retry_out,
+                        ::core::result::Result::Err(mut __retry_rest) => #private::rest(|| { #looped }),
+                    }
+                })
+            } else {
+                let looped = parts.retry_loop(
+                    &args,
+                    code!(__retry_call.scope(#policy, || #annotation #block)),
+                );
+                code!({ #(#inner_attrs)* #prelude #looped })
+            }
         }
         Kind::Async => {
             let block = attempt_block(&item.block, &args);
@@ -166,32 +206,11 @@ impl Parts<'_> {
     /// The loop: run an attempt, let the core judge it, call the hooks, then
     /// return or wait.
     fn retry_loop(&self, args: &Args, attempt: TokenStream) -> TokenStream {
-        let Parts {
-            private,
-            outcome,
-            policy,
-            ..
-        } = self;
-        let fallible = match &args.if_result {
-            Some(_) => code!(),
-            None => {
-                let check = respan(code!(#private::assert_fallible), self.return_span);
-                quote_spanned!(self.return_span=> #check(&#outcome);)
-            }
-        };
-        let judge = self.judge(args);
-        let decide = Ident::new("decide", self.return_span);
-        let borrowed = quote_spanned!(self.return_span=> &#outcome);
+        let outcome = &self.outcome;
         let before = self.hook(&args.hooks.before, false);
-        let after = self.hook(&args.hooks.after, true);
-        let on_retry = self.hook(&args.hooks.on_retry, true);
         let on_give_up = self.hook(&args.hooks.on_give_up, true);
-        let sleep = match (&args.sleep, self.is_async) {
-            (None, false) => code!(#private::thread_sleep(__retry_delay)),
-            (None, true) => code!(#private::wait(&mut __retry_call, __retry_delay).await),
-            (Some(_), false) => code!(__retry_sleep(__retry_delay)),
-            (Some(_), true) => code!(__retry_sleep(__retry_delay).await),
-        };
+        let decided = self.decided(args, attempt);
+        let sleep = self.sleep(args);
         // `breaker = classic(..)`: an open breaker refuses the call before
         // its first attempt. Like `timed`, the refusal is spanned at the
         // return type, which is what must be able to stand for it.
@@ -212,28 +231,93 @@ impl Parts<'_> {
             loop {
                 __retry_call.begin_attempt();
                 #before
-                // The outcome goes out of scope before the wait, so that
-                // nothing of a failed attempt is held across it (nor kept in
-                // the future's state).
-                let __retry_delay = {
-                    let #outcome = #attempt;
-                    #fallible
-                    let __retry_decision = __retry_call.#decide(#policy, #borrowed, #judge);
-                    #after
-                    match __retry_decision {
-                        #private::Decision::Return => return #outcome,
-                        #private::Decision::GiveUp(_) => {
-                            #on_give_up
-                            return #outcome;
-                        }
-                        #private::Decision::Retry(__retry_delay) => {
-                            #on_retry
-                            __retry_delay
-                        }
-                    }
-                };
+                let __retry_delay = #decided;
                 #sleep;
             }
+        }
+    }
+
+    /// The rest of a sync call whose first attempt ran before its call was
+    /// built (see [`first_attempt_inline`]): the same loop, entered at the
+    /// decision on the first attempt's outcome. The outcome that the next
+    /// decision reads is the only thing kept from one turn to the next.
+    fn resumed_loop(&self, args: &Args) -> TokenStream {
+        let Parts {
+            private, policy, ..
+        } = self;
+        let decided = self.decided(args, code!(__retry_next));
+        let sleep = self.sleep(args);
+        code! {
+            let mut __retry_call = #private::Call::resume_inline(
+                __retry_policy,
+                &__RETRY_SITE,
+                #private::SystemClock,
+                &mut __retry_rest,
+            );
+            let mut __retry_next = __retry_call.first_outcome(__retry_rest, #policy, &mut __retry_body);
+            loop {
+                let __retry_delay = #decided;
+                #sleep;
+                __retry_call.begin_attempt();
+                __retry_next = __retry_call.scope(#policy, &mut __retry_body);
+            }
+        }
+    }
+
+    /// The decision on `attempt`'s outcome, with the hooks after it: a
+    /// block that returns from the function, or gives the delay before the
+    /// next attempt. The outcome goes out of scope before the wait, so that
+    /// nothing of a failed attempt is held across it (nor kept in the
+    /// future's state).
+    fn decided(&self, args: &Args, attempt: TokenStream) -> TokenStream {
+        let Parts {
+            private,
+            outcome,
+            policy,
+            ..
+        } = self;
+        let fallible = match &args.if_result {
+            Some(_) => code!(),
+            None => {
+                let check = respan(code!(#private::assert_fallible), self.return_span);
+                quote_spanned!(self.return_span=> #check(&#outcome);)
+            }
+        };
+        let judge = self.judge(args);
+        let decide = Ident::new("decide", self.return_span);
+        let borrowed = quote_spanned!(self.return_span=> &#outcome);
+        let after = self.hook(&args.hooks.after, true);
+        let on_retry = self.hook(&args.hooks.on_retry, true);
+        let on_give_up = self.hook(&args.hooks.on_give_up, true);
+        code! {
+            {
+                let #outcome = #attempt;
+                #fallible
+                let __retry_decision = __retry_call.#decide(#policy, #borrowed, #judge);
+                #after
+                match __retry_decision {
+                    #private::Decision::Return => return #outcome,
+                    #private::Decision::GiveUp(_) => {
+                        #on_give_up
+                        return #outcome;
+                    }
+                    #private::Decision::Retry(__retry_delay) => {
+                        #on_retry
+                        __retry_delay
+                    }
+                }
+            }
+        }
+    }
+
+    /// The wait of `__retry_delay` before the next attempt.
+    fn sleep(&self, args: &Args) -> TokenStream {
+        let private = self.private;
+        match (&args.sleep, self.is_async) {
+            (None, false) => code!(#private::thread_sleep(__retry_delay)),
+            (None, true) => code!(#private::wait(&mut __retry_call, __retry_delay).await),
+            (Some(_), false) => code!(__retry_sleep(__retry_delay)),
+            (Some(_), true) => code!(__retry_sleep(__retry_delay).await),
         }
     }
 
@@ -286,16 +370,7 @@ impl Parts<'_> {
         let Parts {
             private, classify, ..
         } = self;
-        let judge_value = match &args.if_result {
-            Some(predicate) => code!(|__retry_v| #private::reject_with(__retry_v, #predicate)),
-            None => code! {
-                |__retry_v| {
-                    #[allow(unused_imports)]
-                    use #private::{ValueAccepted as _, ValueFailure as _};
-                    (&#private::Value(__retry_v)).__retry_value()
-                }
-            },
-        };
+        let judge_value = self.judge_value(args);
         let (span, fields) = self.span_and_fields(args);
         code! {
             #classify,
@@ -307,6 +382,22 @@ impl Parts<'_> {
             #judge_value,
             #span,
             #fields
+        }
+    }
+
+    /// The judgement of a successful value: `if_result`, or the value
+    /// type's own.
+    fn judge_value(&self, args: &Args) -> TokenStream {
+        let private = self.private;
+        match &args.if_result {
+            Some(predicate) => code!(|__retry_v| #private::reject_with(__retry_v, #predicate)),
+            None => code! {
+                |__retry_v| {
+                    #[allow(unused_imports)]
+                    use #private::{ValueAccepted as _, ValueFailure as _};
+                    (&#private::Value(__retry_v)).__retry_value()
+                }
+            },
         }
     }
 
@@ -369,14 +460,9 @@ impl Parts<'_> {
     }
 }
 
-/// The statements before the loop: policy, classifier, sleeper, call state.
-/// Also whether the call's policy is `__RETRY_POLICY` itself.
-fn prelude(
-    args: &Args,
-    fn_name: &Ident,
-    private: &TokenStream,
-    is_async: bool,
-) -> (TokenStream, bool) {
+/// The statements before the loop: site, policy, classifier, sleeper, and
+/// the call state.
+fn prelude(args: &Args, fn_name: &Ident, private: &TokenStream, is_async: bool) -> Prelude {
     let name = match &args.name {
         Some(name) => name.to_token_stream(),
         None => {
@@ -509,9 +595,49 @@ fn prelude(
         #policy
         #on
         #sleeper
-        let mut __retry_call = #private::Call::#new(__retry_policy, &__RETRY_SITE, #clock);
     };
-    (prelude, is_static)
+    let call =
+        code!(let mut __retry_call = #private::Call::#new(__retry_policy, &__RETRY_SITE, #clock););
+    Prelude {
+        items: prelude,
+        call,
+        is_static,
+    }
+}
+
+/// The statements before the loop.
+struct Prelude {
+    /// The site, the policy, the classifier and the sleeper.
+    items: TokenStream,
+    /// The call state.
+    call: TokenStream,
+    /// Whether the call's policy is `__RETRY_POLICY` itself.
+    is_static: bool,
+}
+
+/// Whether a sync function runs its first attempt before it builds a call
+/// (`first_attempt`), so that a success costs no call state and the retry
+/// loop is out of line. The body is then one closure that the loop calls
+/// again, alive for the whole call: anything else the user wrote that the
+/// loop would run (a hook, a classifier closure, `if_result`, `fields(..)`)
+/// could borrow an argument the body holds, so their functions keep the
+/// loop inline. So do those of a limit, a deadline or a breaker that
+/// refuses calls, which act before the first attempt.
+fn first_attempt_inline(args: &Args) -> bool {
+    let Hooks {
+        before,
+        after,
+        on_retry,
+        on_give_up,
+    } = &args.hooks;
+    [before, after, on_retry, on_give_up, &args.if_result]
+        .iter()
+        .all(|expr| expr.is_none())
+        && args.fields.is_none()
+        && !matches!(args.on, Some(On::Closure(_)))
+        && args.limit.is_none()
+        && args.deadline.is_none()
+        && args.breaker.as_ref().is_none_or(|breaker| !breaker.classic)
 }
 
 /// A `backoff` argument as code.

@@ -8,7 +8,9 @@ use core::time::Duration;
 
 use crate::timeout::AttemptTimeout;
 
-pub use crate::attempt::{Boxed, Call, Decision, FieldVisitor, Inline, Rest, first_attempt, rest};
+pub use crate::attempt::{
+    Boxed, Call, Decision, FieldVisitor, Inline, Rest, first_attempt, rest_sync,
+};
 pub use crate::backoff::{Exponential, Fibonacci, Fixed, Linear, NoBackoff};
 pub use crate::class::Classification;
 pub use crate::classify::{Classified, ClassifiedValue, Classify, IntoClassification};

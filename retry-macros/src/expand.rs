@@ -36,23 +36,18 @@
 //! instead, keeps its call's failure state inline (`Call::new_inline`), and
 //! sleeps on the thread. Where nothing else the user wrote runs in the loop
 //! (see `first_attempt_inline`), it runs its first attempt before any call
-//! state is built, and the loop out of line:
+//! state is built, and the rest of the call in the core, out of line:
 //!
 //! ```text
 //! let mut __retry_body = || -> Ret { body };
-//! match first_attempt(&__RETRY_POLICY, &__RETRY_SITE, &mut __retry_body, judge) {
+//! let __retry_out = match first_attempt(&__RETRY_POLICY, &__RETRY_SITE, &mut __retry_body, judge) {
 //!     Ok(__retry_out) => __retry_out,
-//!     Err(mut __retry_rest) => rest(|| {
-//!         let mut __retry_call = Call::resume_inline(.., &mut __retry_rest);
-//!         let mut __retry_next = __retry_call.first_outcome(__retry_rest, .., &mut __retry_body);
-//!         loop {
-//!             let __retry_delay = { /* decide on __retry_next, or return it */ };
-//!             thread_sleep(__retry_delay);
-//!             __retry_call.begin_attempt();
-//!             __retry_next = __retry_call.scope(&__RETRY_POLICY, &mut __retry_body);
-//!         }
-//!     }),
-//! }
+//!     Err(__retry_rest) => rest_sync(
+//!         __retry_policy, &__RETRY_SITE, __retry_rest, &mut __retry_body,
+//!         &classify, &describe, &judge, &thread_sleep,
+//!     ),
+//! };
+//! __retry_out
 //! ```
 //!
 //! The body's tokens appear exactly once.
@@ -143,17 +138,36 @@ pub fn expand(mut args: Args, function: Function) -> syn::Result<TokenStream> {
             };
             let policy = &parts.policy;
             if is_static && first_attempt_inline(&args) {
-                let looped = parts.resumed_loop(&args);
+                let Parts {
+                    outcome, classify, ..
+                } = &parts;
                 let judge_value = parts.judge_value(&args);
+                let describe = parts.describe();
+                let fallible = parts.fallible(&args);
+                let sleep = match &args.sleep {
+                    Some(_) => code!(&__retry_sleep),
+                    None => code!(&#private::thread_sleep),
+                };
                 code!({
                     #(#inner_attrs)*
                     #moved
                     #items
                     let mut __retry_body = || #annotation #block;
-                    match #private::first_attempt(#policy, &__RETRY_SITE, &mut __retry_body, #judge_value) {
+                    let #outcome = match #private::first_attempt(#policy, &__RETRY_SITE, &mut __retry_body, #judge_value) {
                         ::core::result::Result::Ok(__retry_out) => __retry_out,
-                        ::core::result::Result::Err(mut __retry_rest) => #private::rest(|| { #looped }),
-                    }
+                        ::core::result::Result::Err(__retry_rest) => #private::rest_sync(
+                            __retry_policy,
+                            &__RETRY_SITE,
+                            __retry_rest,
+                            &mut __retry_body,
+                            &#classify,
+                            &#describe,
+                            &#judge_value,
+                            #sleep,
+                        ),
+                    };
+                    #fallible
+                    #outcome
                 })
             } else {
                 let looped = parts.retry_loop(
@@ -237,33 +251,6 @@ impl Parts<'_> {
         }
     }
 
-    /// The rest of a sync call whose first attempt ran before its call was
-    /// built (see [`first_attempt_inline`]): the same loop, entered at the
-    /// decision on the first attempt's outcome. The outcome that the next
-    /// decision reads is the only thing kept from one turn to the next.
-    fn resumed_loop(&self, args: &Args) -> TokenStream {
-        let Parts {
-            private, policy, ..
-        } = self;
-        let decided = self.decided(args, code!(__retry_next));
-        let sleep = self.sleep(args);
-        code! {
-            let mut __retry_call = #private::Call::resume_inline(
-                __retry_policy,
-                &__RETRY_SITE,
-                #private::SystemClock,
-                &mut __retry_rest,
-            );
-            let mut __retry_next = __retry_call.first_outcome(__retry_rest, #policy, &mut __retry_body);
-            loop {
-                let __retry_delay = #decided;
-                #sleep;
-                __retry_call.begin_attempt();
-                __retry_next = __retry_call.scope(#policy, &mut __retry_body);
-            }
-        }
-    }
-
     /// The decision on `attempt`'s outcome, with the hooks after it: a
     /// block that returns from the function, or gives the delay before the
     /// next attempt. The outcome goes out of scope before the wait, so that
@@ -276,13 +263,7 @@ impl Parts<'_> {
             policy,
             ..
         } = self;
-        let fallible = match &args.if_result {
-            Some(_) => code!(),
-            None => {
-                let check = respan(code!(#private::assert_fallible), self.return_span);
-                quote_spanned!(self.return_span=> #check(&#outcome);)
-            }
-        };
+        let fallible = self.fallible(args);
         let judge = self.judge(args);
         let decide = Ident::new("decide", self.return_span);
         let borrowed = quote_spanned!(self.return_span=> &#outcome);
@@ -306,6 +287,21 @@ impl Parts<'_> {
                         __retry_delay
                     }
                 }
+            }
+        }
+    }
+
+    /// Without `if_result`, the check that the outcome is a `Result`, at
+    /// the return type.
+    fn fallible(&self, args: &Args) -> TokenStream {
+        let Parts {
+            private, outcome, ..
+        } = self;
+        match &args.if_result {
+            Some(_) => code!(),
+            None => {
+                let check = respan(code!(#private::assert_fallible), self.return_span);
+                quote_spanned!(self.return_span=> #check(&#outcome);)
             }
         }
     }
@@ -367,21 +363,28 @@ impl Parts<'_> {
     /// error text, the judgement of values (`if_result`, or the value type's
     /// own) and the span of `fields(..)`.
     fn judge(&self, args: &Args) -> TokenStream {
-        let Parts {
-            private, classify, ..
-        } = self;
+        let classify = &self.classify;
         let judge_value = self.judge_value(args);
         let (span, fields) = self.span_and_fields(args);
+        let describe = self.describe();
         code! {
             #classify,
+            #describe,
+            #judge_value,
+            #span,
+            #fields
+        }
+    }
+
+    /// The error's text for the logs: its `Display`, else its `Debug`.
+    fn describe(&self) -> TokenStream {
+        let private = self.private;
+        code! {
             |__retry_e, __retry_f| {
                 #[allow(unused_imports)]
                 use #private::{DescribeDebug as _, DescribeDisplay as _};
                 (&#private::Describe(__retry_e)).__retry_describe(__retry_f)
-            },
-            #judge_value,
-            #span,
-            #fields
+            }
         }
     }
 
@@ -621,8 +624,8 @@ struct Prelude {
 /// again, alive for the whole call: anything else the user wrote that the
 /// loop would run (a hook, a classifier closure, `if_result`, `fields(..)`)
 /// could borrow an argument the body holds, so their functions keep the
-/// loop inline. So do those of a limit, a deadline or a breaker that
-/// refuses calls, which act before the first attempt.
+/// loop inline. So do those of a limit or a breaker that refuses calls,
+/// which act before the first attempt.
 fn first_attempt_inline(args: &Args) -> bool {
     let Hooks {
         before,
@@ -636,7 +639,6 @@ fn first_attempt_inline(args: &Args) -> bool {
         && args.fields.is_none()
         && !matches!(args.on, Some(On::Closure(_)))
         && args.limit.is_none()
-        && args.deadline.is_none()
         && args.breaker.as_ref().is_none_or(|breaker| !breaker.classic)
 }
 

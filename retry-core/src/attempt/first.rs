@@ -3,26 +3,39 @@
 //! counter, and the rest of the machinery stays out of line, in the code
 //! that only a failure reaches.
 
+use core::fmt;
 use core::mem;
+use core::time::Duration;
+use std::time::Instant;
+
+use tracing::Span;
 
 use super::failure_state::Inline;
-use super::{Call, NO_RETRY};
+use super::{Call, Decision, FieldVisitor, NO_RETRY};
 use crate::backoff::Backoff;
 use crate::class::Classification;
-use crate::clock::Clock;
+use crate::clock::{Clock, SystemClock};
 use crate::current::{CallIdCell, Frame};
 use crate::export;
 use crate::outcome::Outcome;
 use crate::policy::Policy;
-use crate::spans;
+use crate::spans::{self, Spans};
 use crate::stats::Site;
 
-/// What is left of a sync call after [`first_attempt`]: the first attempt's
-/// failed outcome, or nothing when the first attempt has not run.
+/// What is left of a sync call after [`first_attempt`]: the first attempt
+/// that failed, or nothing when the first attempt has not run.
 #[derive(Debug)]
 pub struct Rest<R> {
-    outcome: Option<R>,
-    call_id: Option<CallIdCell>,
+    first: Option<First<R>>,
+}
+
+/// A first attempt that failed, and what its call goes on with.
+#[derive(Debug)]
+struct First<R> {
+    outcome: R,
+    call_id: CallIdCell,
+    started: Option<Instant>,
+    spans: Option<Box<Spans>>,
 }
 
 /// Counts a call whose first attempt unwinds as cancelled, as a dropped
@@ -37,12 +50,11 @@ impl Drop for Unwinding {
     }
 }
 
-/// Runs the first attempt of a sync call, when `policy` asks nothing of it
-/// but to run where [`attempt()`](crate::attempt()) sees it: no deadline,
-/// no concurrency limit, no duration metric, and no spans (no subscriber
-/// was ever set). A success is counted and returned; otherwise the
-/// [`Rest`] goes to [`Call::resume_inline`], which decides what follows
-/// the failure, or runs the first attempt itself when this did not.
+/// Runs the first attempt of a sync call, as [`Call::new_inline`] and
+/// [`Call::scope`] would, when its policy has no concurrency limit (whose
+/// permit a call holds). A success is counted and returned; otherwise the
+/// [`Rest`] goes to [`rest_sync`], which runs the first attempt when this
+/// did not.
 ///
 /// `judge_value` is `decide`'s: whether a successful value is a failure.
 #[inline]
@@ -55,29 +67,72 @@ pub fn first_attempt<B, R, A, V>(
 where
     R: Outcome,
     A: FnMut() -> R,
-    V: FnOnce(&R::Value) -> Option<Classification>,
+    V: Fn(&R::Value) -> Option<Classification>,
 {
-    let plain = policy.deadline.is_none() && policy.limit.is_none() && !export::TIMES_EVERY_CALL;
-    if !plain || spans::may_start() {
-        return Err(Rest {
-            outcome: None,
-            call_id: None,
-        });
+    if policy.limit.is_some() {
+        return Err(Rest { first: None });
     }
+    if spans::may_start() {
+        return first_attempt_traced(policy, site, attempt, &judge_value);
+    }
+    run_first(policy, site, attempt, &judge_value, None)
+}
+
+/// [`first_attempt`] when a subscriber may want the call's spans: out of
+/// line, shared by every function with the same backoff and outcome type.
+#[inline(never)]
+fn first_attempt_traced<B, R: Outcome>(
+    policy: &Policy<B>,
+    site: &'static Site,
+    attempt: &mut dyn FnMut() -> R,
+    judge_value: &dyn Fn(&R::Value) -> Option<Classification>,
+) -> Result<R, Rest<R>> {
+    run_first(
+        policy,
+        site,
+        attempt,
+        judge_value,
+        spans::start(site.name()),
+    )
+}
+
+/// The first attempt, in `spans` when the call has them.
+#[inline(always)]
+fn run_first<B, R, A, V>(
+    policy: &Policy<B>,
+    site: &'static Site,
+    attempt: &mut A,
+    judge_value: &V,
+    mut spans: Option<Box<Spans>>,
+) -> Result<R, Rest<R>>
+where
+    R: Outcome,
+    A: FnMut() -> R + ?Sized,
+    V: Fn(&R::Value) -> Option<Classification> + ?Sized,
+{
     site.register();
     if let Some(budget) = policy.budget {
         budget.deposit();
     }
+    // As `Call::start` reads it: for a deadline, or the duration metric.
+    let started =
+        (policy.deadline.is_some() || export::TIMES_EVERY_CALL).then(|| SystemClock.now());
+    if let Some(spans) = &mut spans {
+        spans.begin(1, false);
+    }
     let call_id = CallIdCell::default();
     let unwinding = Unwinding(site);
-    let outcome = Frame {
-        site,
-        number: 1,
-        max: policy.max_attempts,
-        call_id: &call_id,
-        limit: None,
-    }
-    .enter(attempt);
+    let outcome = {
+        let _in_attempt = spans.as_deref().map(|spans| spans.attempt().enter());
+        Frame {
+            site,
+            number: 1,
+            max: policy.max_attempts,
+            call_id: &call_id,
+            limit: None,
+        }
+        .enter(attempt)
+    };
     mem::forget(unwinding);
     let succeeded = match outcome.split() {
         Ok(value) => judge_value(value).is_none(),
@@ -85,73 +140,116 @@ where
     };
     if !succeeded {
         return Err(Rest {
-            outcome: Some(outcome),
-            call_id: Some(call_id),
+            first: Some(First {
+                outcome,
+                call_id,
+                started,
+                spans,
+            }),
         });
     }
-    site.first_try_success(None);
+    let elapsed = match started {
+        Some(started) if export::TIMES_EVERY_CALL => {
+            Some(SystemClock.now().saturating_duration_since(started))
+        }
+        _ => None,
+    };
+    site.first_try_success(elapsed);
     if policy.alert_after.is_some() {
         site.success_streak();
     }
     if let Some(breaker) = policy.breaker {
         breaker.record(false);
     }
+    if let Some(spans) = spans {
+        spans::succeeded_at_once(spans);
+    }
     Ok(outcome)
 }
 
-/// Runs what is left of a sync call, out of line: the code of the retry
-/// loop stays out of the function that the success path runs through.
+/// Runs what is left of a sync call after [`first_attempt`]: the decision
+/// on its first attempt, then the retries, each waited for with `sleep`.
+///
+/// Out of line, and generic only over the backoff and the outcome type:
+/// every function with the same two shares one copy, so that an annotated
+/// function compiles little more than its body and its first attempt. The
+/// policy is read from memory here, on the failure path only.
 #[inline(never)]
-pub fn rest<T>(call: impl FnOnce() -> T) -> T {
-    call()
+#[allow(clippy::too_many_arguments)]
+pub fn rest_sync<B: Backoff, R: Outcome>(
+    policy: &Policy<B>,
+    site: &'static Site,
+    rest: Rest<R>,
+    attempt: &mut dyn FnMut() -> R,
+    classify: &dyn Fn(&R::Error) -> Classification,
+    describe: &dyn Fn(&R::Error, &mut fmt::Formatter<'_>) -> fmt::Result,
+    judge_value: &dyn Fn(&R::Value) -> Option<Classification>,
+    sleep: &dyn Fn(Duration),
+) -> R {
+    // Each set in place: a call moved out of a tuple would be copied.
+    let mut call;
+    let mut outcome;
+    match rest.first {
+        Some(first) => {
+            call = Call::resumed(policy, site, first.call_id, first.started, first.spans);
+            outcome = first.outcome;
+        }
+        None => {
+            call = Call::new_inline(policy, site, SystemClock);
+            call.begin_attempt();
+            outcome = call.scope(policy, &mut *attempt);
+        }
+    }
+    loop {
+        let decision = call.decide(
+            policy,
+            &outcome,
+            classify,
+            describe,
+            judge_value,
+            no_span,
+            no_fields,
+        );
+        let delay = match decision {
+            Decision::Return | Decision::GiveUp(_) => return outcome,
+            Decision::Retry(delay) => delay,
+        };
+        // Nothing of a failed attempt is held across the wait.
+        drop(outcome);
+        sleep(delay);
+        call.begin_attempt();
+        outcome = call.scope(policy, &mut *attempt);
+    }
 }
 
-impl<'p, B: Backoff, C: Clock> Call<'p, B, C, Inline> {
-    /// The call that goes on from `rest`: the one whose first attempt
-    /// [`first_attempt`] ran, or, when that ran none, a new one.
-    #[inline]
-    pub fn resume_inline<R>(
+fn no_span() -> Span {
+    Span::none()
+}
+
+fn no_fields(_: FieldVisitor<'_>) {}
+
+impl<'p, B: Backoff> Call<'p, B, SystemClock, Inline> {
+    /// The call whose first attempt [`first_attempt`] ran: registered, its
+    /// budget deposit made and its clock started by it.
+    fn resumed(
         policy: &'p Policy<B>,
         site: &'static Site,
-        clock: C,
-        rest: &mut Rest<R>,
-    ) -> Call<'p, B, C, Inline> {
-        let Some(call_id) = rest.call_id.take() else {
-            return Call::new_inline(policy, site, clock);
-        };
-        // Registered, and its budget deposit made, by the first attempt;
-        // it had no spans, and no clock to start without a deadline.
+        call_id: CallIdCell,
+        started: Option<Instant>,
+        spans: Option<Box<Spans>>,
+    ) -> Call<'p, B, SystemClock, Inline> {
         Call {
             policy,
             site,
-            clock,
+            clock: SystemClock,
             attempt: 1,
             call_id,
-            started: None,
+            started,
             timed_out: Default::default(),
             ended: false,
             retry_pending: NO_RETRY.into(),
-            spans: mem::ManuallyDrop::new(None),
+            spans: mem::ManuallyDrop::new(spans),
             failures: Inline::default(),
-        }
-    }
-
-    /// The outcome of the call's first attempt, to decide on: the one
-    /// [`first_attempt`] ran, or, when that ran none, one this runs as the
-    /// loop would.
-    #[inline]
-    pub fn first_outcome<R, A: FnMut() -> R>(
-        &mut self,
-        rest: Rest<R>,
-        policy: &Policy<B>,
-        attempt: &mut A,
-    ) -> R {
-        match rest.outcome {
-            Some(outcome) => outcome,
-            None => {
-                self.begin_attempt();
-                self.scope(policy, attempt)
-            }
         }
     }
 }

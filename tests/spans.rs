@@ -1,0 +1,151 @@
+//! The spans of a sync call whose first attempt runs before its call state
+//! is built (nothing the user wrote runs in its retry loop): the call span,
+//! one child span per attempt, and the body's events inside its attempt's
+//! span, as for every other call.
+
+use std::cell::Cell;
+use std::collections::HashMap;
+use std::io;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use reattempt::retry;
+use tracing::field::{Field, Visit};
+use tracing::span::{Attributes, Id, Record};
+use tracing::{Event, Subscriber};
+use tracing_subscriber::layer::{Context, Layer};
+use tracing_subscriber::prelude::*;
+use tracing_subscriber::registry::LookupSpan;
+
+fn no_wait(_: Duration) {}
+
+/// Fails with a dropped connection while `failures` lasts; logs an event
+/// in each attempt.
+#[retry(max = 3, sleep = no_wait)]
+fn flaky(failures: &Cell<u32>) -> io::Result<u32> {
+    tracing::info!(target: "body", "inside");
+    if failures.get() > 0 {
+        failures.set(failures.get() - 1);
+        return Err(io::ErrorKind::ConnectionReset.into());
+    }
+    Ok(7)
+}
+
+#[derive(Debug, Default)]
+struct SpanSeen {
+    name: &'static str,
+    parent: Option<u64>,
+    /// `retry.attempt`, or `retry.attempts` once recorded.
+    numbers: HashMap<&'static str, i64>,
+}
+
+#[derive(Debug, Default)]
+struct Seen {
+    spans: HashMap<u64, SpanSeen>,
+    /// The span each `body` event was in.
+    events: Vec<Option<u64>>,
+}
+
+#[derive(Clone, Default)]
+struct Recorder(Arc<Mutex<Seen>>);
+
+struct Numbers<'s>(&'s mut HashMap<&'static str, i64>);
+
+impl Visit for Numbers<'_> {
+    fn record_i64(&mut self, field: &Field, value: i64) {
+        self.0.insert(field.name(), value);
+    }
+
+    fn record_debug(&mut self, _: &Field, _: &dyn std::fmt::Debug) {}
+}
+
+impl<S: Subscriber + for<'a> LookupSpan<'a>> Layer<S> for Recorder {
+    fn on_new_span(&self, attrs: &Attributes<'_>, id: &Id, ctx: Context<'_, S>) {
+        let parent = ctx
+            .span(id)
+            .and_then(|span| span.parent())
+            .map(|parent| parent.id().into_u64());
+        let mut seen = SpanSeen {
+            name: attrs.metadata().name(),
+            parent,
+            ..SpanSeen::default()
+        };
+        attrs.record(&mut Numbers(&mut seen.numbers));
+        self.0.lock().unwrap().spans.insert(id.into_u64(), seen);
+    }
+
+    fn on_record(&self, id: &Id, values: &Record<'_>, _: Context<'_, S>) {
+        let mut seen = self.0.lock().unwrap();
+        if let Some(span) = seen.spans.get_mut(&id.into_u64()) {
+            values.record(&mut Numbers(&mut span.numbers));
+        }
+    }
+
+    fn on_event(&self, event: &Event<'_>, ctx: Context<'_, S>) {
+        if event.metadata().target() == "body" {
+            let span = ctx.event_span(event).map(|span| span.id().into_u64());
+            self.0.lock().unwrap().events.push(span);
+        }
+    }
+}
+
+/// Runs `f` under a subscriber that records spans and the body's events.
+fn recorded(f: impl FnOnce()) -> Seen {
+    let recorder = Recorder::default();
+    let subscriber = tracing_subscriber::registry().with(recorder.clone());
+    tracing::subscriber::with_default(subscriber, f);
+    std::mem::take(&mut *recorder.0.lock().unwrap())
+}
+
+/// The call span's id and attempts, and its attempt spans' ids by number.
+fn call_and_attempts(seen: &Seen) -> (u64, Option<i64>, Vec<(i64, u64)>) {
+    let calls: Vec<_> = seen
+        .spans
+        .iter()
+        .filter(|(_, span)| span.name == "retry.call")
+        .collect();
+    assert_eq!(calls.len(), 1, "{seen:?}");
+    let (&call, call_span) = calls[0];
+    let mut attempts: Vec<(i64, u64)> = seen
+        .spans
+        .iter()
+        .filter(|(_, span)| span.name == "retry.attempt")
+        .map(|(&id, span)| {
+            assert_eq!(
+                span.parent,
+                Some(call),
+                "an attempt span is a child of its call's"
+            );
+            (span.numbers["retry.attempt"], id)
+        })
+        .collect();
+    attempts.sort();
+    (
+        call,
+        call_span.numbers.get("retry.attempts").copied(),
+        attempts,
+    )
+}
+
+#[test]
+fn a_call_that_fails_twice_has_three_attempt_spans_under_one_call_span() {
+    let seen = recorded(|| assert_eq!(flaky(&Cell::new(2)).unwrap(), 7));
+    let (_, attempts_recorded, attempts) = call_and_attempts(&seen);
+    assert_eq!(attempts_recorded, Some(3));
+    let numbers: Vec<i64> = attempts.iter().map(|(n, _)| *n).collect();
+    assert_eq!(numbers, [1, 2, 3]);
+    let spans_of_events: Vec<Option<u64>> = attempts.iter().map(|(_, id)| Some(*id)).collect();
+    assert_eq!(
+        seen.events, spans_of_events,
+        "each event in its attempt's span"
+    );
+}
+
+#[test]
+fn a_call_that_succeeds_at_once_has_one_attempt_span() {
+    let seen = recorded(|| assert_eq!(flaky(&Cell::new(0)).unwrap(), 7));
+    let (_, attempts_recorded, attempts) = call_and_attempts(&seen);
+    assert_eq!(attempts_recorded, Some(1));
+    assert_eq!(attempts.len(), 1);
+    assert_eq!(seen.events, [Some(attempts[0].1)]);
+}

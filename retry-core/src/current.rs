@@ -249,6 +249,16 @@ impl Frame<'_> {
     /// Runs `f` with this frame as the one [`attempt()`] sees.
     #[inline]
     pub(crate) fn enter<T>(&self, f: impl FnOnce() -> T) -> T {
+        match self.limit {
+            None => self.enter_unlimited(f),
+            Some(limit) => self.enter_unlimited(|| hold(limit, f)),
+        }
+    }
+
+    /// [`enter`](Self::enter) for a frame without a limit, as a first
+    /// attempt's: no code of a held limit is made for `f`.
+    #[inline]
+    pub(crate) fn enter_unlimited<T>(&self, f: impl FnOnce() -> T) -> T {
         struct Restore(*const Frame<'static>);
 
         impl Drop for Restore {
@@ -261,10 +271,7 @@ impl Frame<'_> {
         // The lifetime is erased only for storage; see `current`.
         let this = ptr::from_ref(self).cast::<Frame<'static>>();
         let _restore = Restore(CURRENT.replace(this));
-        match self.limit {
-            None => f(),
-            Some(limit) => hold(limit, f),
-        }
+        f()
     }
 }
 

@@ -131,7 +131,7 @@ where
             call_id: &call_id,
             limit: None,
         }
-        .enter(attempt)
+        .enter_unlimited(attempt)
     };
     mem::forget(unwinding);
     let succeeded = match outcome.split() {

@@ -6,6 +6,10 @@
 # default), for `cargo build --release` and for `cargo check`. The cost per
 # function is (median of the variant - median of the plain crate) / N.
 #
+# Two shapes of crate: every function returning `io::Result<u64>` (shared),
+# and every function returning a type of its own (distinct), since code
+# that is generic over the outcome type is made once per type.
+#
 #   scripts/compile-cost.sh            # N=200, 3 runs
 #   N=400 RUNS=5 scripts/compile-cost.sh
 set -euo pipefail
@@ -17,13 +21,13 @@ root=$(pwd)
 work="$root/target/compile-cost"
 mkdir -p "$work"
 
-# The crate of one variant: its manifest and N functions.
+# The crate of one variant and shape: its manifest and N functions.
 generate() {
-    local variant=$1 dir="$work/$1"
+    local variant=$1 shape=$2 dir="$work/$1-$2"
     mkdir -p "$dir/src"
     cat >"$dir/Cargo.toml" <<EOF
 [package]
-name = "compile-cost-$variant"
+name = "compile-cost-$variant-$shape"
 version = "0.0.0"
 edition = "2024"
 publish = false
@@ -41,16 +45,21 @@ EOF
         echo '    if std::hint::black_box(x) == u64::MAX { Err(std::io::ErrorKind::ConnectionReset.into()) } else { Ok(x) }'
         echo '}'
         for i in $(seq 1 "$n"); do
+            local ty=u64 call="body(x + $i)"
+            if [ "$shape" = distinct ]; then
+                echo "pub struct T$i(pub u64);"
+                ty=T$i call="body(x + $i).map(T$i)"
+            fi
             case $variant in
                 plain)
-                    echo "pub fn f$i(x: u64) -> std::io::Result<u64> { body(x + $i) }" ;;
+                    echo "pub fn f$i(x: u64) -> std::io::Result<$ty> { $call }" ;;
                 reattempt)
                     echo "#[reattempt::retry(max = 5, backoff = exp, jitter)]"
-                    echo "pub fn f$i(x: u64) -> std::io::Result<u64> { body(x + $i) }" ;;
+                    echo "pub fn f$i(x: u64) -> std::io::Result<$ty> { $call }" ;;
                 backon)
-                    echo "pub fn f$i(x: u64) -> std::io::Result<u64> {"
+                    echo "pub fn f$i(x: u64) -> std::io::Result<$ty> {"
                     echo "    use backon::BlockingRetryable;"
-                    echo "    (|| body(x + $i)).retry(backon::ExponentialBuilder::default().with_max_times(4).with_jitter()).call()"
+                    echo "    (|| $call).retry(backon::ExponentialBuilder::default().with_max_times(4).with_jitter()).call()"
                     echo "}" ;;
             esac
         done
@@ -73,24 +82,28 @@ median() {
 }
 
 declare -A seconds
-for variant in plain reattempt backon; do
-    generate "$variant"
-    for command in "build --release" "check"; do
-        # The dependencies, and a first build of the crate, not counted.
-        rebuild "$work/$variant" "$command" >/dev/null
-        seconds[$variant,$command]=$(
-            for _ in $(seq 1 "$runs"); do rebuild "$work/$variant" "$command"; done | median
-        )
+for shape in shared distinct; do
+    for variant in plain reattempt backon; do
+        generate "$variant" "$shape"
+        for command in "build --release" "check"; do
+            # The dependencies, and a first build of the crate, not counted.
+            rebuild "$work/$variant-$shape" "$command" >/dev/null
+            seconds[$variant-$shape,$command]=$(
+                for _ in $(seq 1 "$runs"); do rebuild "$work/$variant-$shape" "$command"; done | median
+            )
+        done
     done
 done
 
 echo "## Compile cost per annotated function ($n functions, median of $runs rebuilds)"
-printf '| variant | release build (s) | ms per function | check (s) | ms per function |\n'
-printf '|---|---:|---:|---:|---:|\n'
-for variant in plain reattempt backon; do
-    build=${seconds[$variant,build --release]}
-    check=${seconds[$variant,check]}
-    awk -v v="$variant" -v b="$build" -v c="$check" -v pb="${seconds[plain,build --release]}" \
-        -v pc="${seconds[plain,check]}" -v n="$n" \
-        'BEGIN { printf "| %s | %.2f | %+.2f | %.2f | %+.2f |\n", v, b, (b - pb) * 1000 / n, c, (c - pc) * 1000 / n }'
+printf '| variant | outcome types | release build (s) | ms per function | check (s) | ms per function |\n'
+printf '|---|---|---:|---:|---:|---:|\n'
+for shape in shared distinct; do
+    for variant in plain reattempt backon; do
+        build=${seconds[$variant-$shape,build --release]}
+        check=${seconds[$variant-$shape,check]}
+        awk -v v="$variant" -v s="$shape" -v b="$build" -v c="$check" \
+            -v pb="${seconds[plain-$shape,build --release]}" -v pc="${seconds[plain-$shape,check]}" -v n="$n" \
+            'BEGIN { printf "| %s | %s | %.2f | %+.2f | %.2f | %+.2f |\n", v, s, b, (b - pb) * 1000 / n, c, (c - pc) * 1000 / n }'
+    done
 done

@@ -297,41 +297,52 @@ impl<'p, B: Backoff, C: Clock, S: Slot> Call<'p, B, C, S> {
     {
         debug_assert!(core::ptr::eq(policy, self.policy), "the call's own policy");
         match outcome.split() {
-            Ok(value) => {
-                if let Some(class) = judge_value(value) {
-                    return self.failed(class, &FailedValue(class), &span, &fields);
-                }
-                if self.attempt > 1 {
-                    self.succeeded_after_retries(&span);
-                } else {
-                    let elapsed = if export::TIMES_EVERY_CALL {
-                        self.started.map(|_| self.elapsed())
-                    } else {
-                        None
-                    };
-                    self.site.first_try_success(elapsed);
-                }
-                if policy.alert_after.is_some() {
-                    self.site.success_streak();
-                }
-                self.ended = true;
-                if let Some(breaker) = policy.breaker {
-                    breaker.record(false);
-                }
-                if let Some(spans) = &mut *self.spans {
-                    spans.end();
-                    spans.ended(self.attempt);
-                }
-                Decision::Return
-            }
+            Ok(value) => match judge_value(value) {
+                Some(class) => self.failed(class, &FailedValue(class), &span, &fields),
+                None => self.succeeded(policy, &span),
+            },
             Err(error) => {
-                let class = if self.timed_out.swap(false, Ordering::Relaxed) {
-                    Classification::transient().with_code("attempt_timeout")
-                } else {
-                    self.with_pushback(classify(error))
-                };
+                let class = self.error_class(|| classify(error));
                 self.failed(class, &Described(error, describe), &span, &fields)
             }
+        }
+    }
+
+    /// The decision after an attempt that succeeded: the call returns.
+    #[inline]
+    fn succeeded(&mut self, policy: &Policy<B>, span: &dyn Fn() -> Span) -> Decision {
+        if self.attempt > 1 {
+            self.succeeded_after_retries(span);
+        } else {
+            let elapsed = if export::TIMES_EVERY_CALL {
+                self.started.map(|_| self.elapsed())
+            } else {
+                None
+            };
+            self.site.first_try_success(elapsed);
+        }
+        if policy.alert_after.is_some() {
+            self.site.success_streak();
+        }
+        self.ended = true;
+        if let Some(breaker) = policy.breaker {
+            breaker.record(false);
+        }
+        if let Some(spans) = &mut *self.spans {
+            spans.end();
+            spans.ended(self.attempt);
+        }
+        Decision::Return
+    }
+
+    /// The classification of an attempt's error: a timeout's, else what the
+    /// body kept from the response, else the classifier's.
+    #[inline]
+    fn error_class(&self, classify: impl FnOnce() -> Classification) -> Classification {
+        if self.timed_out.swap(false, Ordering::Relaxed) {
+            Classification::transient().with_code("attempt_timeout")
+        } else {
+            self.with_pushback(classify())
         }
     }
 
@@ -393,8 +404,8 @@ impl<'p, B: Backoff, C: Clock, S: Slot> Call<'p, B, C, S> {
     /// `policy` is the call's own policy again: the expansion passes the
     /// `static` itself, so that the checks of what it does not use (a
     /// limit, a `max`) fold away instead of reading the call's memory.
-    /// Always inlined: `rest_sync` runs it from two places, and measured a
-    /// retry 20 instructions dearer when it was a call.
+    /// Always inlined: the rest of a sync call runs it from two places, and
+    /// measured a retry 20 instructions dearer when it was a call.
     #[inline(always)]
     pub fn scope<T>(&self, policy: &Policy<B>, attempt: impl FnOnce() -> T) -> T {
         debug_assert!(core::ptr::eq(policy, self.policy), "the call's own policy");

@@ -44,7 +44,7 @@
 //!     Ok(__retry_out) => __retry_out,
 //!     Err(__retry_rest) => rest_sync(
 //!         __retry_policy, &__RETRY_SITE, __retry_rest, &mut __retry_body,
-//!         &classify, &describe, &judge, &thread_sleep,
+//!         classify, describe, judge, &thread_sleep,
 //!     ),
 //! };
 //! __retry_out
@@ -160,9 +160,9 @@ pub fn expand(mut args: Args, function: Function) -> syn::Result<TokenStream> {
                             &__RETRY_SITE,
                             __retry_rest,
                             &mut __retry_body,
-                            &#classify,
-                            &#describe,
-                            &#judge_value,
+                            #classify,
+                            #describe,
+                            #judge_value,
                             #sleep,
                         ),
                     };

@@ -11,7 +11,7 @@ use std::time::Instant;
 use tracing::Span;
 
 use super::failure_state::Inline;
-use super::{Call, Decision, FieldVisitor, NO_RETRY};
+use super::{Call, Decision, FailedValue, FieldVisitor, NO_RETRY};
 use crate::backoff::Backoff;
 use crate::class::Classification;
 use crate::clock::{Clock, SystemClock};
@@ -170,55 +170,170 @@ where
 /// Runs what is left of a sync call after [`first_attempt`]: the decision
 /// on its first attempt, then the retries, each waited for with `sleep`.
 ///
-/// Out of line, and generic only over the backoff and the outcome type:
-/// every function with the same two shares one copy, so that an annotated
-/// function compiles little more than its body and its first attempt. The
-/// policy is read from memory here, on the failure path only.
-#[inline(never)]
+/// Only the code that runs the body and reads its outcome is made for each
+/// function; the loop is `rest_of_call`, made once for each backoff type
+/// and shared by every function, whatever its outcome type, so that an
+/// annotated function compiles little more than its body and its first
+/// attempt. The policy is read from memory there, on the failure path
+/// only.
+#[inline]
 #[allow(clippy::too_many_arguments)]
-pub fn rest_sync<B: Backoff, R: Outcome>(
+pub fn rest_sync<B, R, A, F, D, V>(
     policy: &Policy<B>,
     site: &'static Site,
     rest: Rest<R>,
-    attempt: &mut dyn FnMut() -> R,
-    classify: &dyn Fn(&R::Error) -> Classification,
-    describe: &dyn Fn(&R::Error, &mut fmt::Formatter<'_>) -> fmt::Result,
-    judge_value: &dyn Fn(&R::Value) -> Option<Classification>,
+    attempt: &mut A,
+    classify: F,
+    describe: D,
+    judge_value: V,
     sleep: &dyn Fn(Duration),
-) -> R {
-    // Each set in place: a call moved out of a tuple would be copied.
-    let mut call;
-    let mut outcome;
-    match rest.first {
-        Some(first) => {
-            call = Call::resumed(policy, site, first.call_id, first.started, first.spans);
-            outcome = first.outcome;
-        }
-        None => {
-            call = Call::new_inline(policy, site, SystemClock);
-            call.begin_attempt();
-            outcome = call.scope(policy, &mut *attempt);
+) -> R
+where
+    B: Backoff,
+    R: Outcome,
+    A: FnMut() -> R,
+    F: Fn(&R::Error) -> Classification,
+    D: Fn(&R::Error, &mut fmt::Formatter<'_>) -> fmt::Result,
+    V: Fn(&R::Value) -> Option<Classification>,
+{
+    let (outcome, resume) = match rest.first {
+        Some(First {
+            outcome,
+            call_id,
+            started,
+            spans,
+        }) => (Some(outcome), Some((call_id, started, spans))),
+        None => (None, None),
+    };
+    let mut slot = Slot {
+        outcome,
+        attempt,
+        classify,
+        describe,
+        judge_value,
+    };
+    rest_of_call(policy, site, resume, &mut slot, sleep);
+    slot.outcome
+        .expect("the rest of a call returns on an attempt's outcome")
+}
+
+/// What the rest of a sync call reads of an attempt's outcome.
+enum Failure {
+    /// A value that is a failure: an error status, or a value `if_result`
+    /// rejects.
+    Value(Classification),
+    /// An error, as its classifier sees it.
+    Error(Classification),
+}
+
+/// The attempts of the rest of a sync call, seen without the outcome's
+/// type.
+trait Attempts {
+    /// Runs the body again: the outcome that [`failure`](Self::failure)
+    /// reads.
+    fn run(&mut self);
+    /// Drops the last outcome, so that nothing of a failed attempt is held
+    /// across the wait.
+    fn clear(&mut self);
+    /// How the last attempt failed, or `None` for a success.
+    fn failure(&self) -> Option<Failure>;
+    /// The last attempt's error, for the logs.
+    fn describe(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result;
+}
+
+/// The outcome of a sync call's last attempt, with what runs and reads it.
+struct Slot<'a, R, A, F, D, V> {
+    outcome: Option<R>,
+    attempt: &'a mut A,
+    classify: F,
+    describe: D,
+    judge_value: V,
+}
+
+impl<R, A, F, D, V> Attempts for Slot<'_, R, A, F, D, V>
+where
+    R: Outcome,
+    A: FnMut() -> R,
+    F: Fn(&R::Error) -> Classification,
+    D: Fn(&R::Error, &mut fmt::Formatter<'_>) -> fmt::Result,
+    V: Fn(&R::Value) -> Option<Classification>,
+{
+    fn run(&mut self) {
+        self.outcome = Some((self.attempt)());
+    }
+
+    fn clear(&mut self) {
+        self.outcome = None;
+    }
+
+    fn failure(&self) -> Option<Failure> {
+        match self.outcome.as_ref()?.split() {
+            Ok(value) => (self.judge_value)(value).map(Failure::Value),
+            Err(error) => Some(Failure::Error((self.classify)(error))),
         }
     }
+
+    fn describe(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.outcome.as_ref().map(Outcome::split) {
+            Some(Err(error)) => (self.describe)(error, f),
+            _ => Ok(()),
+        }
+    }
+}
+
+/// The last attempt's error, as `Display`.
+struct Describe<'a>(&'a dyn Attempts);
+
+impl fmt::Display for Describe<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.describe(f)
+    }
+}
+
+/// What a call whose first attempt ran goes on with: its id cell, its
+/// start time and its spans.
+type Resume = (CallIdCell, Option<Instant>, Option<Box<Spans>>);
+
+/// The loop of the rest of a sync call: the call built (or, from `resume`,
+/// rebuilt), then a decision on each attempt's outcome and a wait before
+/// the next, until one is returned. With no `resume`, it runs the first
+/// attempt itself.
+#[inline(never)]
+fn rest_of_call<B: Backoff>(
+    policy: &Policy<B>,
+    site: &'static Site,
+    resume: Option<Resume>,
+    attempts: &mut dyn Attempts,
+    sleep: &dyn Fn(Duration),
+) {
+    let mut call = match resume {
+        Some((call_id, started, spans)) => Call::resumed(policy, site, call_id, started, spans),
+        None => {
+            let mut call = Call::new_inline(policy, site, SystemClock);
+            call.begin_attempt();
+            call.scope(policy, || attempts.run());
+            call
+        }
+    };
     loop {
-        let decision = call.decide(
-            policy,
-            &outcome,
-            classify,
-            describe,
-            judge_value,
-            no_span,
-            no_fields,
-        );
+        let decision = match attempts.failure() {
+            None => call.succeeded(policy, &no_span),
+            Some(Failure::Value(class)) => {
+                call.failed(class, &FailedValue(class), &no_span, &no_fields)
+            }
+            Some(Failure::Error(class)) => {
+                let class = call.error_class(|| class);
+                call.failed(class, &Describe(attempts), &no_span, &no_fields)
+            }
+        };
         let delay = match decision {
-            Decision::Return | Decision::GiveUp(_) => return outcome,
+            Decision::Return | Decision::GiveUp(_) => return,
             Decision::Retry(delay) => delay,
         };
-        // Nothing of a failed attempt is held across the wait.
-        drop(outcome);
+        attempts.clear();
         sleep(delay);
         call.begin_attempt();
-        outcome = call.scope(policy, &mut *attempt);
+        call.scope(policy, || attempts.run());
     }
 }
 

@@ -236,7 +236,7 @@ impl<'p, B: Backoff, C: Clock, S: Slot> Call<'p, B, C, S> {
             timed_out: AtomicBool::new(false),
             ended: false,
             retry_pending: AtomicU8::new(NO_RETRY),
-            spans: ManuallyDrop::new(spans::start(site.name())),
+            spans: ManuallyDrop::new(spans::start(site)),
             failures: S::default(),
         }
     }

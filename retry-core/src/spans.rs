@@ -19,6 +19,7 @@ use tracing::field::Empty;
 use crate::class::{Classification, CodeKind};
 use crate::classify::grpc;
 use crate::give_up::GiveUp;
+use crate::stats::Site;
 
 /// A call's spans; made only when a subscriber is interested.
 #[derive(Debug)]
@@ -27,15 +28,17 @@ pub(crate) struct Spans {
     attempt: Span,
 }
 
-/// The spans of a call of `function`, or `None` when nobody listens.
+/// The spans of a call of `site`'s function, or `None` when nobody
+/// listens.
 #[inline]
-pub(crate) fn start(function: &'static str) -> Option<Box<Spans>> {
+pub(crate) fn start(site: &'static Site) -> Option<Box<Spans>> {
     // One load when no subscriber was ever set, as in programs that do not
-    // trace; the callsite's interest is checked out of line.
+    // trace; the name is read, and the callsite's interest checked, out of
+    // line.
     if !may_start() {
         return None;
     }
-    start_spans(function)
+    start_spans(site)
 }
 
 /// Whether a call starting now may have spans: not before a subscriber was
@@ -56,7 +59,8 @@ pub(crate) fn succeeded_at_once(mut spans: Box<Spans>) {
 
 #[cold]
 #[inline(never)]
-fn start_spans(function: &'static str) -> Option<Box<Spans>> {
+fn start_spans(site: &'static Site) -> Option<Box<Spans>> {
+    let function = site.name();
     let call = tracing::info_span!(
         target: "reattempt",
         "retry.call",

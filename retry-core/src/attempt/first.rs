@@ -87,13 +87,7 @@ fn first_attempt_traced<B, R: Outcome>(
     attempt: &mut dyn FnMut() -> R,
     judge_value: &dyn Fn(&R::Value) -> Option<Classification>,
 ) -> Result<R, Rest<R>> {
-    run_first(
-        policy,
-        site,
-        attempt,
-        judge_value,
-        spans::start(site.name()),
-    )
+    run_first(policy, site, attempt, judge_value, spans::start(site))
 }
 
 /// The first attempt, in `spans` when the call has them.

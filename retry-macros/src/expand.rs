@@ -35,7 +35,7 @@
 //! `__retry_call.scope(&__RETRY_POLICY, || -> Ret { body })`
 //! instead, keeps its call's failure state inline (`Call::new_inline`), and
 //! sleeps on the thread. Where nothing else the user wrote runs in the loop
-//! (see `first_attempt_inline`), it runs its first attempt before any call
+//! (see `first_attempt_early`), it runs its first attempt before any call
 //! state is built, and the rest of the call in the core, out of line:
 //!
 //! ```text
@@ -137,38 +137,9 @@ pub fn expand(mut args: Args, function: Function) -> syn::Result<TokenStream> {
                 None => code!(),
             };
             let policy = &parts.policy;
-            if is_static && first_attempt_inline(&args) {
-                let Parts {
-                    outcome, classify, ..
-                } = &parts;
-                let judge_value = parts.judge_value(&args);
-                let describe = parts.describe();
-                let fallible = parts.fallible(&args);
-                let sleep = match &args.sleep {
-                    Some(_) => code!(&__retry_sleep),
-                    None => code!(&#private::thread_sleep),
-                };
-                code!({
-                    #(#inner_attrs)*
-                    #moved
-                    #items
-                    let mut __retry_body = || #annotation #block;
-                    let #outcome = match #private::first_attempt(#policy, &__RETRY_SITE, &mut __retry_body, #judge_value) {
-                        ::core::result::Result::Ok(__retry_out) => __retry_out,
-                        ::core::result::Result::Err(__retry_rest) => #private::rest_sync(
-                            __retry_policy,
-                            &__RETRY_SITE,
-                            __retry_rest,
-                            &mut __retry_body,
-                            #classify,
-                            #describe,
-                            #judge_value,
-                            #sleep,
-                        ),
-                    };
-                    #fallible
-                    #outcome
-                })
+            if is_static && first_attempt_early(&args) {
+                let looped = parts.early_first_attempt(&args, code!(|| #annotation #block));
+                code!({ #(#inner_attrs)* #moved #items #looped })
             } else {
                 let looped = parts.retry_loop(
                     &args,
@@ -248,6 +219,44 @@ impl Parts<'_> {
                 let __retry_delay = #decided;
                 #sleep;
             }
+        }
+    }
+
+    /// A sync call that runs its first attempt before its call is built,
+    /// and the rest in the core (see [`first_attempt_early`]): `body` is
+    /// the body's closure, which every attempt calls.
+    fn early_first_attempt(&self, args: &Args, body: TokenStream) -> TokenStream {
+        let Parts {
+            private,
+            outcome,
+            classify,
+            policy,
+            ..
+        } = self;
+        let judge_value = self.judge_value(args);
+        let describe = self.describe();
+        let fallible = self.fallible(args);
+        let sleep = match &args.sleep {
+            Some(_) => code!(&__retry_sleep),
+            None => code!(&#private::thread_sleep),
+        };
+        code! {
+            let mut __retry_body = #body;
+            let #outcome = match #private::first_attempt(#policy, &__RETRY_SITE, &mut __retry_body, #judge_value) {
+                ::core::result::Result::Ok(__retry_out) => __retry_out,
+                ::core::result::Result::Err(__retry_rest) => #private::rest_sync(
+                    __retry_policy,
+                    &__RETRY_SITE,
+                    __retry_rest,
+                    &mut __retry_body,
+                    #classify,
+                    #describe,
+                    #judge_value,
+                    #sleep,
+                ),
+            };
+            #fallible
+            #outcome
         }
     }
 
@@ -626,7 +635,7 @@ struct Prelude {
 /// could borrow an argument the body holds, so their functions keep the
 /// loop inline. So do those of a limit or a breaker that refuses calls,
 /// which act before the first attempt.
-fn first_attempt_inline(args: &Args) -> bool {
+fn first_attempt_early(args: &Args) -> bool {
     let Hooks {
         before,
         after,

@@ -90,7 +90,9 @@ fn first_attempt_traced<B, R: Outcome>(
     run_first(policy, site, attempt, judge_value, spans::start(site))
 }
 
-/// The first attempt, in `spans` when the call has them.
+/// The first attempt, in `spans` when the call has them. Only what calls
+/// `attempt` and reads its outcome is made for each function: the rest is
+/// in functions of the policy alone, which every function shares.
 #[inline(always)]
 fn run_first<B, R, A, V>(
     policy: &Policy<B>,
@@ -104,16 +106,7 @@ where
     A: FnMut() -> R + ?Sized,
     V: Fn(&R::Value) -> Option<Classification> + ?Sized,
 {
-    site.register();
-    if let Some(budget) = policy.budget {
-        budget.deposit();
-    }
-    // As `Call::start` reads it: for a deadline, or the duration metric.
-    let started =
-        (policy.deadline.is_some() || export::TIMES_EVERY_CALL).then(|| SystemClock.now());
-    if let Some(spans) = &mut spans {
-        spans.begin(1, false);
-    }
+    let started = first_starts(policy, site, &mut spans);
     let call_id = CallIdCell::default();
     let unwinding = Unwinding(site);
     let outcome = {
@@ -142,6 +135,39 @@ where
             }),
         });
     }
+    first_succeeded(policy, site, started, spans);
+    Ok(outcome)
+}
+
+/// What `Call::start` does before the first attempt: the site registered,
+/// the budget's deposit, the clock started (for a deadline, or the duration
+/// metric) and the attempt's span opened. Gives the start time.
+#[inline]
+fn first_starts<B>(
+    policy: &Policy<B>,
+    site: &'static Site,
+    spans: &mut Option<Box<Spans>>,
+) -> Option<Instant> {
+    site.register();
+    if let Some(budget) = policy.budget {
+        budget.deposit();
+    }
+    let started =
+        (policy.deadline.is_some() || export::TIMES_EVERY_CALL).then(|| SystemClock.now());
+    if let Some(spans) = spans {
+        spans.begin(1, false);
+    }
+    started
+}
+
+/// What `Call::decide` does after a first attempt that succeeded.
+#[inline]
+fn first_succeeded<B>(
+    policy: &Policy<B>,
+    site: &'static Site,
+    started: Option<Instant>,
+    spans: Option<Box<Spans>>,
+) {
     let elapsed = match started {
         Some(started) if export::TIMES_EVERY_CALL => {
             Some(SystemClock.now().saturating_duration_since(started))
@@ -158,7 +184,6 @@ where
     if let Some(spans) = spans {
         spans::succeeded_at_once(spans);
     }
-    Ok(outcome)
 }
 
 /// Runs what is left of a sync call after [`first_attempt`]: the decision

@@ -6,9 +6,10 @@
 # default), for `cargo build --release` and for `cargo check`. The cost per
 # function is (median of the variant - median of the plain crate) / N.
 #
-# Two shapes of crate: every function returning `io::Result<u64>` (shared),
-# and every function returning a type of its own (distinct), since code
-# that is generic over the outcome type is made once per type.
+# Three shapes of crate: every function returning `io::Result<u64>`
+# (shared); every function returning a type of its own (distinct), since
+# code that is generic over the outcome type is made once per type; and
+# `async fn`s returning `io::Result<u64>` (async).
 #
 #   scripts/compile-cost.sh            # N=200, 3 runs
 #   N=400 RUNS=5 scripts/compile-cost.sh
@@ -45,24 +46,40 @@ EOF
         echo '    if std::hint::black_box(x) == u64::MAX { Err(std::io::ErrorKind::ConnectionReset.into()) } else { Ok(x) }'
         echo '}'
         for i in $(seq 1 "$n"); do
-            local ty=u64 call="body(x + $i)"
+            local ty=u64 call="body(x + $i)" fn=fn
             if [ "$shape" = distinct ]; then
                 echo "pub struct T$i(pub u64);"
                 ty=T$i call="body(x + $i).map(T$i)"
             fi
+            [ "$shape" = async ] && fn="async fn"
             case $variant in
                 plain)
-                    echo "pub fn f$i(x: u64) -> std::io::Result<$ty> { $call }" ;;
+                    echo "pub $fn f$i(x: u64) -> std::io::Result<$ty> { $call }" ;;
                 reattempt)
                     echo "#[reattempt::retry(max = 5, backoff = exp, jitter)]"
-                    echo "pub fn f$i(x: u64) -> std::io::Result<$ty> { $call }" ;;
+                    echo "pub $fn f$i(x: u64) -> std::io::Result<$ty> { $call }" ;;
                 backon)
-                    echo "pub fn f$i(x: u64) -> std::io::Result<$ty> {"
-                    echo "    use backon::BlockingRetryable;"
-                    echo "    (|| $call).retry(backon::ExponentialBuilder::default().with_max_times(4).with_jitter()).call()"
+                    echo "pub $fn f$i(x: u64) -> std::io::Result<$ty> {"
+                    if [ "$shape" = async ]; then
+                        echo "    use backon::Retryable;"
+                        echo "    (|| async { $call }).retry(backon::ExponentialBuilder::default().with_max_times(4).with_jitter()).await"
+                    else
+                        echo "    use backon::BlockingRetryable;"
+                        echo "    (|| $call).retry(backon::ExponentialBuilder::default().with_max_times(4).with_jitter()).call()"
+                    fi
                     echo "}" ;;
             esac
         done
+        # A future is compiled where it is polled: poll each one here, each
+        # from a function of its own, so that its code is this crate's, as
+        # it is for a caller's.
+        if [ "$shape" = async ]; then
+            for i in $(seq 1 "$n"); do
+                echo "pub fn poll_f$i(cx: &mut std::task::Context<'_>) -> bool {"
+                echo "    std::future::Future::poll(std::pin::pin!(f$i(0)), cx).is_ready()"
+                echo '}'
+            done
+        fi
     } >"$dir/src/lib.rs"
 }
 
@@ -82,7 +99,7 @@ median() {
 }
 
 declare -A seconds
-for shape in shared distinct; do
+for shape in shared distinct async; do
     for variant in plain reattempt backon; do
         generate "$variant" "$shape"
         for command in "build --release" "check"; do
@@ -98,7 +115,7 @@ done
 echo "## Compile cost per annotated function ($n functions, median of $runs rebuilds)"
 printf '| variant | outcome types | release build (s) | ms per function | check (s) | ms per function |\n'
 printf '|---|---|---:|---:|---:|---:|\n'
-for shape in shared distinct; do
+for shape in shared distinct async; do
     for variant in plain reattempt backon; do
         build=${seconds[$variant-$shape,build --release]}
         check=${seconds[$variant-$shape,check]}

@@ -21,7 +21,8 @@ impl<'c> Wait<'c> {
 impl Future for Wait<'_> {
     type Output = ();
 
-    #[inline]
+    /// Out of line, as [`Call::wait`](crate::Call::wait) is.
+    #[inline(never)]
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
         match &mut self.0 {
             Some(timer) => timer.as_mut().poll(cx),

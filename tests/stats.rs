@@ -65,6 +65,36 @@ fn panics() -> io::Result<()> {
     panic!("the body panicked")
 }
 
+/// Fails its first attempt, which runs before the call is built, and
+/// panics in its retry, which the built call runs.
+#[retry(max = 3, backoff = none)]
+fn panics_on_its_retry(calls: &std::cell::Cell<u32>) -> io::Result<()> {
+    calls.set(calls.get() + 1);
+    if calls.get() == 1 {
+        return Err(io::ErrorKind::ConnectionReset.into());
+    }
+    panic!("the retry panicked")
+}
+
+#[test]
+fn a_call_whose_retry_panics_is_counted_as_cancelled_once() {
+    let calls = std::cell::Cell::new(0);
+    let unwound =
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| panics_on_its_retry(&calls)));
+    assert!(unwound.is_err());
+    assert_eq!(calls.get(), 2);
+    let stats = reattempt::stats::get("stats::panics_on_its_retry").unwrap();
+    assert_eq!(
+        (
+            stats.cancelled,
+            stats.calls,
+            stats.attempts,
+            stats.give_ups.total()
+        ),
+        (1, 1, 2, 0)
+    );
+}
+
 #[test]
 fn a_call_whose_body_panics_is_counted_as_cancelled() {
     let unwound = std::panic::catch_unwind(panics);

@@ -95,6 +95,31 @@ fn a_call_whose_retry_panics_is_counted_as_cancelled_once() {
     );
 }
 
+/// A value whose judgement panics: the call ends there, before any retry.
+struct Unjudgeable;
+
+impl reattempt::ClassifiedValue for Unjudgeable {
+    fn failure(&self) -> Option<reattempt::Classification> {
+        panic!("the value's judgement panicked")
+    }
+}
+
+#[retry(max = 3, backoff = none)]
+fn judged_by_a_panic() -> io::Result<Unjudgeable> {
+    Ok(Unjudgeable)
+}
+
+#[test]
+fn a_call_whose_value_judgement_panics_is_counted_as_cancelled() {
+    let unwound = std::panic::catch_unwind(judged_by_a_panic);
+    assert!(unwound.is_err());
+    let stats = reattempt::stats::get("stats::judged_by_a_panic").unwrap();
+    assert_eq!(
+        (stats.cancelled, stats.calls, stats.first_try_successes),
+        (1, 1, 0)
+    );
+}
+
 #[test]
 fn a_call_whose_body_panics_is_counted_as_cancelled() {
     let unwound = std::panic::catch_unwind(panics);

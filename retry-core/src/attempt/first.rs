@@ -38,9 +38,9 @@ struct First<R> {
     spans: Option<Box<Spans>>,
 }
 
-/// Counts a call whose first attempt unwinds as cancelled, as a dropped
-/// [`Call`] is; forgotten when the attempt returns, so that it costs
-/// nothing then.
+/// Counts a call whose first attempt (or its judgement) unwinds as
+/// cancelled, as a dropped [`Call`] is; forgotten when the attempt returns,
+/// so that it costs nothing then.
 struct Unwinding(&'static Site);
 
 impl Drop for Unwinding {
@@ -120,11 +120,13 @@ where
         }
         .enter_unlimited(attempt)
     };
-    mem::forget(unwinding);
     let succeeded = match outcome.split() {
         Ok(value) => judge_value(value).is_none(),
         Err(_) => false,
     };
+    // Until the outcome is judged: a judgement that panics ends the call
+    // too.
+    mem::forget(unwinding);
     if !succeeded {
         return Err(Rest {
             first: Some(First {

@@ -584,6 +584,49 @@ fn the_body_sees_its_attempt_and_one_call_id() {
     waits();
 }
 
+/// Fails its first attempt; records what `attempt()` says, itself and
+/// after the inner call it makes.
+#[retry(max = 3, backoff = none)]
+fn outer_of_two(seen: &RefCell<Vec<(&'static str, u32, Option<u32>)>>) -> io::Result<()> {
+    let mine = reattempt::attempt().expect("inside the outer call");
+    seen.borrow_mut().push(("outer", mine.number(), mine.max()));
+    inner_of_two(seen)?;
+    let after = reattempt::attempt().expect("still inside the outer call");
+    assert_eq!(after, mine, "the inner call gave the outer's frame back");
+    if mine.number() == 1 {
+        return Err(ErrorKind::TimedOut.into());
+    }
+    Ok(())
+}
+
+#[retry(max = 2, backoff = none)]
+fn inner_of_two(seen: &RefCell<Vec<(&'static str, u32, Option<u32>)>>) -> io::Result<()> {
+    let mine = reattempt::attempt().expect("inside the inner call");
+    seen.borrow_mut().push(("inner", mine.number(), mine.max()));
+    if mine.number() == 1 {
+        return Err(ErrorKind::ConnectionReset.into());
+    }
+    Ok(())
+}
+
+#[test]
+fn nested_calls_each_see_their_own_attempt() {
+    let seen = RefCell::new(Vec::new());
+    outer_of_two(&seen).unwrap();
+    assert_eq!(
+        seen.into_inner(),
+        [
+            ("outer", 1, Some(3)),
+            ("inner", 1, Some(2)),
+            ("inner", 2, Some(2)),
+            ("outer", 2, Some(3)),
+            ("inner", 1, Some(2)),
+            ("inner", 2, Some(2)),
+        ]
+    );
+    assert!(reattempt::attempt().is_none());
+}
+
 #[retry(max = 2, backoff = fixed(1ms))]
 async fn sees_itself_across_awaits(ids: &Mutex<Vec<(u32, String)>>) -> io::Result<()> {
     tokio::task::yield_now().await;

@@ -216,27 +216,66 @@ impl<'p, B: Backoff, C: Clock> Call<'p, B, C, Inline> {
     }
 }
 
+/// What a call does as it starts, before its first attempt: the site
+/// registered and the budget's deposit made. Gives the start time, read now
+/// for a deadline or the duration metric, otherwise not before the first
+/// failure.
+#[inline]
+fn starts<B>(policy: &Policy<B>, site: &'static Site, clock: &impl Clock) -> Option<Instant> {
+    site.register();
+    if let Some(budget) = policy.budget {
+        budget.deposit();
+    }
+    (policy.deadline.is_some() || export::TIMES_EVERY_CALL).then(|| clock.now())
+}
+
+/// What every success tells the policy's shared state: the alert streak
+/// ends, and the breaker hears of it.
+#[inline]
+fn success_seen<B>(policy: &Policy<B>, site: &'static Site) {
+    if policy.alert_after.is_some() {
+        site.success_streak();
+    }
+    if let Some(breaker) = policy.breaker {
+        breaker.record(false);
+    }
+}
+
 impl<'p, B: Backoff, C: Clock, S: Slot> Call<'p, B, C, S> {
     #[inline]
     fn start(policy: &'p Policy<B>, site: &'static Site, clock: C) -> Call<'p, B, C, S> {
-        site.register();
-        if let Some(budget) = policy.budget {
-            budget.deposit();
-        }
-        // The clock is read now for a deadline, or for the duration metric;
-        // otherwise not before the first failure.
-        let started = (policy.deadline.is_some() || export::TIMES_EVERY_CALL).then(|| clock.now());
+        let started = starts(policy, site, &clock);
+        Call::at_attempt_one(
+            policy,
+            site,
+            clock,
+            CallIdCell::default(),
+            started,
+            spans::start(site),
+        )
+    }
+
+    /// A call at its first attempt, started at `started`.
+    #[inline]
+    fn at_attempt_one(
+        policy: &'p Policy<B>,
+        site: &'static Site,
+        clock: C,
+        call_id: CallIdCell,
+        started: Option<Instant>,
+        spans: Option<Box<Spans>>,
+    ) -> Call<'p, B, C, S> {
         Call {
             policy,
             site,
             clock,
             attempt: 1,
-            call_id: CallIdCell::default(),
+            call_id,
             started,
             timed_out: AtomicBool::new(false),
             ended: false,
             retry_pending: AtomicU8::new(NO_RETRY),
-            spans: ManuallyDrop::new(spans::start(site)),
+            spans: ManuallyDrop::new(spans),
             failures: S::default(),
         }
     }
@@ -321,13 +360,8 @@ impl<'p, B: Backoff, C: Clock, S: Slot> Call<'p, B, C, S> {
             };
             self.site.first_try_success(elapsed);
         }
-        if policy.alert_after.is_some() {
-            self.site.success_streak();
-        }
+        success_seen(policy, self.site);
         self.ended = true;
-        if let Some(breaker) = policy.breaker {
-            breaker.record(false);
-        }
         if let Some(spans) = &mut *self.spans {
             spans.end();
             spans.ended(self.attempt);
@@ -404,9 +438,7 @@ impl<'p, B: Backoff, C: Clock, S: Slot> Call<'p, B, C, S> {
     /// `policy` is the call's own policy again: the expansion passes the
     /// `static` itself, so that the checks of what it does not use (a
     /// limit, a `max`) fold away instead of reading the call's memory.
-    /// Always inlined: the rest of a sync call runs it from two places, and
-    /// measured a retry 20 instructions dearer when it was a call.
-    #[inline(always)]
+    #[inline]
     pub fn scope<T>(&self, policy: &Policy<B>, attempt: impl FnOnce() -> T) -> T {
         debug_assert!(core::ptr::eq(policy, self.policy), "the call's own policy");
         // Nested in an attempt that holds the same limit, the call runs

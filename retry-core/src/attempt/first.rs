@@ -11,7 +11,7 @@ use std::time::Instant;
 use tracing::Span;
 
 use super::failure_state::Inline;
-use super::{Call, Decision, FailedValue, FieldVisitor, NO_RETRY};
+use super::{Call, Decision, FailedValue, FieldVisitor, starts, success_seen};
 use crate::backoff::Backoff;
 use crate::class::Classification;
 use crate::clock::{Clock, SystemClock};
@@ -23,18 +23,19 @@ use crate::spans::{self, Spans};
 use crate::stats::Site;
 
 /// What is left of a sync call after [`first_attempt`]: the first attempt
-/// that failed, or nothing when the first attempt has not run.
+/// that failed, and what its call goes on with.
 #[derive(Debug)]
 pub struct Rest<R> {
-    first: Option<First<R>>,
+    outcome: R,
+    started: Started,
 }
 
-/// A first attempt that failed, and what its call goes on with.
+/// How a call whose first attempt ran began: its id cell, its start time
+/// and its spans.
 #[derive(Debug)]
-struct First<R> {
-    outcome: R,
+struct Started {
     call_id: CallIdCell,
-    started: Option<Instant>,
+    at: Option<Instant>,
     spans: Option<Box<Spans>>,
 }
 
@@ -51,10 +52,11 @@ impl Drop for Unwinding {
 }
 
 /// Runs the first attempt of a sync call, as [`Call::new_inline`] and
-/// [`Call::scope`] would, when its policy has no concurrency limit (whose
-/// permit a call holds). A success is counted and returned; otherwise the
-/// [`Rest`] goes to [`rest_sync`], which runs the first attempt when this
-/// did not.
+/// [`Call::scope`] would. A success is counted and returned; a failure's
+/// [`Rest`] goes to [`rest_sync`].
+///
+/// Only for a policy without a concurrency limit, whose permit only a call
+/// holds: the expansion calls this for no other.
 ///
 /// `judge_value` is `decide`'s: whether a successful value is a failure.
 #[inline]
@@ -69,9 +71,10 @@ where
     A: FnMut() -> R,
     V: Fn(&R::Value) -> Option<Classification>,
 {
-    if policy.limit.is_some() {
-        return Err(Rest { first: None });
-    }
+    debug_assert!(
+        policy.limit.is_none(),
+        "a first attempt without a call holds no permit"
+    );
     if spans::may_start() {
         return first_attempt_traced(policy, site, attempt, &judge_value);
     }
@@ -129,33 +132,27 @@ where
     mem::forget(unwinding);
     if !succeeded {
         return Err(Rest {
-            first: Some(First {
-                outcome,
+            outcome,
+            started: Started {
                 call_id,
-                started,
+                at: started,
                 spans,
-            }),
+            },
         });
     }
     first_succeeded(policy, site, started, spans);
     Ok(outcome)
 }
 
-/// What `Call::start` does before the first attempt: the site registered,
-/// the budget's deposit, the clock started (for a deadline, or the duration
-/// metric) and the attempt's span opened. Gives the start time.
+/// What a call does as it starts, and the first attempt's span opened.
+/// Gives the start time.
 #[inline]
 fn first_starts<B>(
     policy: &Policy<B>,
     site: &'static Site,
     spans: &mut Option<Box<Spans>>,
 ) -> Option<Instant> {
-    site.register();
-    if let Some(budget) = policy.budget {
-        budget.deposit();
-    }
-    let started =
-        (policy.deadline.is_some() || export::TIMES_EVERY_CALL).then(|| SystemClock.now());
+    let started = starts(policy, site, &SystemClock);
     if let Some(spans) = spans {
         spans.begin(1, false);
     }
@@ -177,12 +174,7 @@ fn first_succeeded<B>(
         _ => None,
     };
     site.first_try_success(elapsed);
-    if policy.alert_after.is_some() {
-        site.success_streak();
-    }
-    if let Some(breaker) = policy.breaker {
-        breaker.record(false);
-    }
+    success_seen(policy, site);
     if let Some(spans) = spans {
         spans::succeeded_at_once(spans);
     }
@@ -217,23 +209,15 @@ where
     D: Fn(&R::Error, &mut fmt::Formatter<'_>) -> fmt::Result,
     V: Fn(&R::Value) -> Option<Classification>,
 {
-    let (outcome, resume) = match rest.first {
-        Some(First {
-            outcome,
-            call_id,
-            started,
-            spans,
-        }) => (Some(outcome), Some((call_id, started, spans))),
-        None => (None, None),
-    };
+    let Rest { outcome, started } = rest;
     let mut slot = Slot {
-        outcome,
+        outcome: Some(outcome),
         attempt,
         classify,
         describe,
         judge_value,
     };
-    rest_of_call(policy, site, resume, &mut slot, sleep);
+    rest_of_call(policy, site, started, &mut slot, sleep);
     slot.outcome
         .expect("the rest of a call returns on an attempt's outcome")
 }
@@ -311,31 +295,20 @@ impl fmt::Display for Describe<'_> {
     }
 }
 
-/// What a call whose first attempt ran goes on with: its id cell, its
-/// start time and its spans.
-type Resume = (CallIdCell, Option<Instant>, Option<Box<Spans>>);
-
-/// The loop of the rest of a sync call: the call built (or, from `resume`,
-/// rebuilt), then a decision on each attempt's outcome and a wait before
-/// the next, until one is returned. With no `resume`, it runs the first
-/// attempt itself.
+/// The loop of the rest of a sync call, whose first attempt has run: a
+/// decision on each attempt's outcome and a wait before the next, until
+/// one is returned.
 #[inline(never)]
 fn rest_of_call<B: Backoff>(
     policy: &Policy<B>,
     site: &'static Site,
-    resume: Option<Resume>,
+    started: Started,
     attempts: &mut dyn Attempts,
     sleep: &dyn Fn(Duration),
 ) {
-    let mut call = match resume {
-        Some((call_id, started, spans)) => Call::resumed(policy, site, call_id, started, spans),
-        None => {
-            let mut call = Call::new_inline(policy, site, SystemClock);
-            call.begin_attempt();
-            call.scope(policy, || attempts.run());
-            call
-        }
-    };
+    let Started { call_id, at, spans } = started;
+    let mut call: Call<'_, B, SystemClock, Inline> =
+        Call::at_attempt_one(policy, site, SystemClock, call_id, at, spans);
     loop {
         let decision = match attempts.failure() {
             None => call.succeeded(policy, &no_span),
@@ -363,29 +336,3 @@ fn no_span() -> Span {
 }
 
 fn no_fields(_: FieldVisitor<'_>) {}
-
-impl<'p, B: Backoff> Call<'p, B, SystemClock, Inline> {
-    /// The call whose first attempt [`first_attempt`] ran: registered, its
-    /// budget deposit made and its clock started by it.
-    fn resumed(
-        policy: &'p Policy<B>,
-        site: &'static Site,
-        call_id: CallIdCell,
-        started: Option<Instant>,
-        spans: Option<Box<Spans>>,
-    ) -> Call<'p, B, SystemClock, Inline> {
-        Call {
-            policy,
-            site,
-            clock: SystemClock,
-            attempt: 1,
-            call_id,
-            started,
-            timed_out: Default::default(),
-            ended: false,
-            retry_pending: NO_RETRY.into(),
-            spans: mem::ManuallyDrop::new(spans),
-            failures: Inline::default(),
-        }
-    }
-}

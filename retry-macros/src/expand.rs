@@ -191,11 +191,26 @@ impl Parts<'_> {
     /// The loop: run an attempt, let the core judge it, call the hooks, then
     /// return or wait.
     fn retry_loop(&self, args: &Args, attempt: TokenStream) -> TokenStream {
-        let outcome = &self.outcome;
+        let Parts {
+            private,
+            outcome,
+            policy,
+            ..
+        } = self;
+        let fallible = self.fallible(args);
+        let judge = self.judge(args);
+        let decide = Ident::new("decide", self.return_span);
+        let borrowed = quote_spanned!(self.return_span=> &#outcome);
         let before = self.hook(&args.hooks.before, false);
+        let after = self.hook(&args.hooks.after, true);
+        let on_retry = self.hook(&args.hooks.on_retry, true);
         let on_give_up = self.hook(&args.hooks.on_give_up, true);
-        let decided = self.decided(args, attempt);
-        let sleep = self.sleep(args);
+        let sleep = match (&args.sleep, self.is_async) {
+            (None, false) => code!(#private::thread_sleep(__retry_delay)),
+            (None, true) => code!(#private::wait(&mut __retry_call, __retry_delay).await),
+            (Some(_), false) => code!(__retry_sleep(__retry_delay)),
+            (Some(_), true) => code!(__retry_sleep(__retry_delay).await),
+        };
         // `breaker = classic(..)`: an open breaker refuses the call before
         // its first attempt. Like `timed`, the refusal is spanned at the
         // return type, which is what must be able to stand for it.
@@ -216,7 +231,26 @@ impl Parts<'_> {
             loop {
                 __retry_call.begin_attempt();
                 #before
-                let __retry_delay = #decided;
+                // The outcome goes out of scope before the wait, so that
+                // nothing of a failed attempt is held across it (nor kept in
+                // the future's state).
+                let __retry_delay = {
+                    let #outcome = #attempt;
+                    #fallible
+                    let __retry_decision = __retry_call.#decide(#policy, #borrowed, #judge);
+                    #after
+                    match __retry_decision {
+                        #private::Decision::Return => return #outcome,
+                        #private::Decision::GiveUp(_) => {
+                            #on_give_up
+                            return #outcome;
+                        }
+                        #private::Decision::Retry(__retry_delay) => {
+                            #on_retry
+                            __retry_delay
+                        }
+                    }
+                };
                 #sleep;
             }
         }
@@ -260,46 +294,6 @@ impl Parts<'_> {
         }
     }
 
-    /// The decision on `attempt`'s outcome, with the hooks after it: a
-    /// block that returns from the function, or gives the delay before the
-    /// next attempt. The outcome goes out of scope before the wait, so that
-    /// nothing of a failed attempt is held across it (nor kept in the
-    /// future's state).
-    fn decided(&self, args: &Args, attempt: TokenStream) -> TokenStream {
-        let Parts {
-            private,
-            outcome,
-            policy,
-            ..
-        } = self;
-        let fallible = self.fallible(args);
-        let judge = self.judge(args);
-        let decide = Ident::new("decide", self.return_span);
-        let borrowed = quote_spanned!(self.return_span=> &#outcome);
-        let after = self.hook(&args.hooks.after, true);
-        let on_retry = self.hook(&args.hooks.on_retry, true);
-        let on_give_up = self.hook(&args.hooks.on_give_up, true);
-        code! {
-            {
-                let #outcome = #attempt;
-                #fallible
-                let __retry_decision = __retry_call.#decide(#policy, #borrowed, #judge);
-                #after
-                match __retry_decision {
-                    #private::Decision::Return => return #outcome,
-                    #private::Decision::GiveUp(_) => {
-                        #on_give_up
-                        return #outcome;
-                    }
-                    #private::Decision::Retry(__retry_delay) => {
-                        #on_retry
-                        __retry_delay
-                    }
-                }
-            }
-        }
-    }
-
     /// Without `if_result`, the check that the outcome is a `Result`, at
     /// the return type.
     fn fallible(&self, args: &Args) -> TokenStream {
@@ -312,17 +306,6 @@ impl Parts<'_> {
                 let check = respan(code!(#private::assert_fallible), self.return_span);
                 quote_spanned!(self.return_span=> #check(&#outcome);)
             }
-        }
-    }
-
-    /// The wait of `__retry_delay` before the next attempt.
-    fn sleep(&self, args: &Args) -> TokenStream {
-        let private = self.private;
-        match (&args.sleep, self.is_async) {
-            (None, false) => code!(#private::thread_sleep(__retry_delay)),
-            (None, true) => code!(#private::wait(&mut __retry_call, __retry_delay).await),
-            (Some(_), false) => code!(__retry_sleep(__retry_delay)),
-            (Some(_), true) => code!(__retry_sleep(__retry_delay).await),
         }
     }
 

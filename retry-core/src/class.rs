@@ -390,6 +390,12 @@ impl Classification {
         self
     }
 
+    /// [`with_code`](Self::with_code) for a code made at compile time.
+    pub(crate) const fn with_static_code(mut self, code: Code) -> Classification {
+        self.code = Some(code);
+        self
+    }
+
     /// The same classification carrying a delay the server asked for.
     pub const fn with_retry_after(mut self, delay: Duration) -> Classification {
         self.retry_after = Some(delay);

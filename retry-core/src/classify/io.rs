@@ -25,7 +25,7 @@
 
 use std::io::{Error, ErrorKind};
 
-use crate::class::{Class, Classification, Code};
+use crate::class::{Applied, Class, Classification, Code};
 use crate::classify::Classified;
 
 // Linux errno values of the uncategorised errors worth retrying.
@@ -42,87 +42,69 @@ impl Classified for Error {
         {
             return inner.classification();
         }
-        let known = kind_class(kind);
-        let class = known.unwrap_or_else(|| uncategorised(self.raw_os_error(), &self.to_string()));
-        let code = match self.raw_os_error() {
-            Some(errno) => Code::number(u64::from(errno.unsigned_abs())),
-            None => kind_code(kind),
+        let errno = self.raw_os_error();
+        let classification = match known(kind) {
+            Some(known) => known,
+            // An uncategorised transient error (no descriptor, a DNS
+            // lookup) came before anything was sent.
+            None => Classification::new(uncategorised(errno, &self.to_string()))
+                .with_code(const { Code::new("Uncategorized") })
+                .not_applied(),
         };
-        let classification = Classification::new(class).with_code(code);
-        // Kinds of their own say nothing ran; an uncategorised transient
-        // error (no descriptor, a DNS lookup) came before anything was sent.
-        if known.is_none() || nothing_sent(kind) {
-            classification.not_applied()
-        } else {
-            classification
+        match errno {
+            Some(errno) => classification.with_code(Code::number(u64::from(errno.unsigned_abs()))),
+            None => classification,
         }
     }
 }
 
 impl Classified for ErrorKind {
     fn classification(&self) -> Classification {
-        let classification = Classification::new(kind_class(*self).unwrap_or(Class::Logical))
-            .with_code(kind_code(*self));
-        if nothing_sent(*self) {
-            classification.not_applied()
-        } else {
-            classification
-        }
+        known(*self).unwrap_or(
+            const { Classification::new(Class::Logical).with_static_code(Code::new("Uncategorized")) },
+        )
     }
 }
 
-/// Transient kinds that show the operation never ran: no connection was
-/// made, or the resource refused it at once. The others (a reset, a
-/// timeout, an early end of stream, an interrupted call) can come after
-/// the request was sent and acted on.
-fn nothing_sent(kind: ErrorKind) -> bool {
-    use ErrorKind::*;
-    matches!(
-        kind,
-        ConnectionRefused
-            | NotConnected
-            | HostUnreachable
-            | NetworkUnreachable
-            | NetworkDown
-            | AddrNotAvailable
-            | ResourceBusy
-            | ExecutableFileBusy
-            | Deadlock
-    )
-}
-
-/// The class of a kind, or `None` for the kinds that only tell by the OS
-/// error or the message.
-fn kind_class(kind: ErrorKind) -> Option<Class> {
-    use ErrorKind::*;
-    Some(match kind {
-        ConnectionRefused
-        | ConnectionReset
-        | ConnectionAborted
-        | NotConnected
-        | HostUnreachable
-        | NetworkUnreachable
-        | NetworkDown
-        | AddrNotAvailable
-        | BrokenPipe
-        | TimedOut
-        | WouldBlock
-        | Interrupted
-        | UnexpectedEof
-        | WriteZero
-        | StaleNetworkFileHandle
-        | ResourceBusy
-        | ExecutableFileBusy
-        | Deadlock
-        | OutOfMemory => Class::Transient,
-        InvalidInput | InvalidData | InvalidFilename | FileTooLarge | ArgumentListTooLong => {
-            Class::Validation
+/// The classification of a kind, its name as the code, made at compile
+/// time so that a failure copies it rather than working it out; `None` for
+/// the kinds that only tell by the OS error or the message.
+///
+/// Transient kinds marked `not_applied` show the operation never ran: no
+/// connection was made, or the resource refused it at once. The others (a
+/// reset, a timeout, an early end of stream, an interrupted call) can come
+/// after the request was sent and acted on.
+fn known(kind: ErrorKind) -> Option<Classification> {
+    const fn made(class: Class, code: &str, applied: Applied) -> Classification {
+        let made = Classification::new(class).with_static_code(Code::new(code));
+        match applied {
+            Applied::No => made.not_applied(),
+            Applied::Maybe => made,
         }
-        NotFound | PermissionDenied | AlreadyExists | AddrInUse | NotADirectory | IsADirectory
-        | DirectoryNotEmpty | ReadOnlyFilesystem | StorageFull | NotSeekable | QuotaExceeded
-        | CrossesDevices | TooManyLinks | Unsupported | Other => Class::Logical,
-        _ => return None,
-    })
+    }
+
+    macro_rules! kinds {
+        ($($class:ident $applied:ident: $($kind:ident)|*;)*) => {
+            match kind {
+                $($(ErrorKind::$kind => Some(const {
+                    made(Class::$class, stringify!($kind), Applied::$applied)
+                }),)*)*
+                _ => None,
+            }
+        };
+    }
+    kinds! {
+        Transient No: ConnectionRefused | NotConnected | HostUnreachable | NetworkUnreachable
+            | NetworkDown | AddrNotAvailable | ResourceBusy | ExecutableFileBusy | Deadlock;
+        Transient Maybe: ConnectionReset | ConnectionAborted | BrokenPipe | TimedOut
+            | WouldBlock | Interrupted | UnexpectedEof | WriteZero | StaleNetworkFileHandle
+            | OutOfMemory;
+        Validation No: InvalidInput | InvalidData | InvalidFilename | FileTooLarge
+            | ArgumentListTooLong;
+        Logical No: NotFound | PermissionDenied | AlreadyExists | AddrInUse | NotADirectory
+            | IsADirectory | DirectoryNotEmpty | ReadOnlyFilesystem | StorageFull | NotSeekable
+            | QuotaExceeded | CrossesDevices | TooManyLinks | Unsupported | Other;
+    }
 }
 
 /// Errors std leaves uncategorised: descriptor exhaustion passes, and so
@@ -137,63 +119,80 @@ fn uncategorised(errno: Option<i32>, message: &str) -> Class {
     }
 }
 
-/// The kind's name as a code. Each is made at compile time, so that a
-/// failure copies a code rather than building one from text.
-fn kind_code(kind: ErrorKind) -> Code {
-    macro_rules! codes {
-        ($($kind:ident),* $(,)?) => {
-            match kind {
-                $(ErrorKind::$kind => const { Code::new(stringify!($kind)) },)*
-                _ => const { Code::new("Uncategorized") },
-            }
-        };
-    }
-    codes!(
-        NotFound,
-        PermissionDenied,
-        ConnectionRefused,
-        ConnectionReset,
-        HostUnreachable,
-        NetworkUnreachable,
-        ConnectionAborted,
-        NotConnected,
-        AddrInUse,
-        AddrNotAvailable,
-        NetworkDown,
-        BrokenPipe,
-        AlreadyExists,
-        WouldBlock,
-        NotADirectory,
-        IsADirectory,
-        DirectoryNotEmpty,
-        ReadOnlyFilesystem,
-        StaleNetworkFileHandle,
-        InvalidInput,
-        InvalidData,
-        TimedOut,
-        WriteZero,
-        StorageFull,
-        NotSeekable,
-        QuotaExceeded,
-        FileTooLarge,
-        ResourceBusy,
-        ExecutableFileBusy,
-        Deadlock,
-        CrossesDevices,
-        TooManyLinks,
-        InvalidFilename,
-        ArgumentListTooLong,
-        Interrupted,
-        Unsupported,
-        UnexpectedEof,
-        OutOfMemory,
-        Other,
-    )
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_kind_has_its_class_its_applied_and_its_name_as_code() {
+        use crate::Applied::{Maybe, No};
+        use ErrorKind::*;
+        let rows = [
+            (ConnectionRefused, Class::Transient, No),
+            (ConnectionReset, Class::Transient, Maybe),
+            (ConnectionAborted, Class::Transient, Maybe),
+            (NotConnected, Class::Transient, No),
+            (HostUnreachable, Class::Transient, No),
+            (NetworkUnreachable, Class::Transient, No),
+            (NetworkDown, Class::Transient, No),
+            (AddrNotAvailable, Class::Transient, No),
+            (BrokenPipe, Class::Transient, Maybe),
+            (TimedOut, Class::Transient, Maybe),
+            (WouldBlock, Class::Transient, Maybe),
+            (Interrupted, Class::Transient, Maybe),
+            (UnexpectedEof, Class::Transient, Maybe),
+            (WriteZero, Class::Transient, Maybe),
+            (StaleNetworkFileHandle, Class::Transient, Maybe),
+            (ResourceBusy, Class::Transient, No),
+            (ExecutableFileBusy, Class::Transient, No),
+            (Deadlock, Class::Transient, No),
+            (OutOfMemory, Class::Transient, Maybe),
+            (InvalidInput, Class::Validation, No),
+            (InvalidData, Class::Validation, No),
+            (InvalidFilename, Class::Validation, No),
+            (FileTooLarge, Class::Validation, No),
+            (ArgumentListTooLong, Class::Validation, No),
+            (NotFound, Class::Logical, No),
+            (PermissionDenied, Class::Logical, No),
+            (AlreadyExists, Class::Logical, No),
+            (AddrInUse, Class::Logical, No),
+            (NotADirectory, Class::Logical, No),
+            (IsADirectory, Class::Logical, No),
+            (DirectoryNotEmpty, Class::Logical, No),
+            (ReadOnlyFilesystem, Class::Logical, No),
+            (StorageFull, Class::Logical, No),
+            (NotSeekable, Class::Logical, No),
+            (QuotaExceeded, Class::Logical, No),
+            (CrossesDevices, Class::Logical, No),
+            (TooManyLinks, Class::Logical, No),
+            (Unsupported, Class::Logical, No),
+            (Other, Class::Logical, No),
+        ];
+        for (kind, class, applied) in rows {
+            let name = format!("{kind:?}");
+            for c in [Error::from(kind).classification(), kind.classification()] {
+                assert_eq!(c.class(), class, "{kind:?}");
+                assert_eq!(c.applied(), applied, "{kind:?}");
+                assert_eq!(c.code(), Some(name.as_str()), "{kind:?}");
+                assert_eq!(c.retry_after(), None, "{kind:?}");
+            }
+            // An OS error of the kind keeps the kind's class and says its
+            // number.
+            if let Some(errno) = (1..200).find(|&n| Error::from_raw_os_error(n).kind() == kind) {
+                let c = Error::from_raw_os_error(errno).classification();
+                assert_eq!((c.class(), c.applied()), (class, applied), "{kind:?}");
+                assert_eq!(c.code(), Some(errno.to_string().as_str()), "{kind:?}");
+            }
+        }
+        // A kind std does not name: logical, with a code that says so.
+        let unnamed = Error::from_raw_os_error(115);
+        assert_eq!(
+            unnamed.kind().classification().code(),
+            Some("Uncategorized")
+        );
+        assert_eq!(unnamed.classification().code(), Some("115"));
+        assert_eq!(unnamed.classification().applied(), No);
+    }
 
     #[test]
     fn applied_rows() {

@@ -58,6 +58,40 @@ impl Drop for Inline {
     }
 }
 
+/// The failure state made with the call: for the rest of a sync call
+/// whose first attempt failed, which needs it at once. Made in place, and
+/// dropped out of line only when it holds memory.
+#[derive(Debug, Default)]
+pub(crate) struct Made(ManuallyDrop<FailureState>);
+
+impl Slot for Made {
+    #[inline]
+    fn state(&mut self) -> &mut FailureState {
+        &mut self.0
+    }
+
+    #[inline]
+    fn peek(&self) -> Option<&FailureState> {
+        Some(&self.0)
+    }
+}
+
+impl Drop for Made {
+    #[inline]
+    fn drop(&mut self) {
+        #[cold]
+        #[inline(never)]
+        fn drop_state(state: &mut ManuallyDrop<FailureState>) {
+            // SAFETY: called once, from `drop`; the state is never used after.
+            unsafe { ManuallyDrop::drop(state) }
+        }
+
+        if self.0.holds_memory() {
+            drop_state(&mut self.0);
+        }
+    }
+}
+
 /// The failure state boxed at the first failure: for async functions, whose
 /// future it would otherwise make larger by its size. The box is taken
 /// from the thread's spare when there is one, and given back to it when
@@ -138,4 +172,48 @@ pub struct FailureState {
     /// reset for the next ones.
     #[cfg(feature = "tokio")]
     pub(super) timer: Option<Pin<Box<tokio::time::Sleep>>>,
+}
+
+impl FailureState {
+    /// Whether dropping it frees anything: a history or a timer.
+    #[inline]
+    fn holds_memory(&self) -> bool {
+        // Every field named, so that a new one is weighed here; the test
+        // below keeps the others free of drop glue.
+        let FailureState {
+            skipped: _,
+            rng: _,
+            last_class: _,
+            last_delay: _,
+            gave_up: _,
+            history,
+            #[cfg(feature = "tokio")]
+            timer,
+        } = self;
+        #[cfg(feature = "tokio")]
+        if timer.is_some() {
+            return true;
+        }
+        history.capacity() != 0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_the_history_and_the_timer_need_dropping() {
+        use core::mem::needs_drop;
+        assert!(!needs_drop::<Duration>());
+        assert!(!needs_drop::<Option<Rng>>());
+        assert!(!needs_drop::<Option<Classification>>());
+        assert!(!needs_drop::<Option<Duration>>());
+        assert!(!needs_drop::<Option<GiveUp>>());
+
+        let mut made = Made::default();
+        assert!(!made.0.holds_memory());
+        made.state().history.reserve(1);
+        assert!(made.0.holds_memory());
+    }
 }

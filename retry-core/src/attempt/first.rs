@@ -10,7 +10,7 @@ use std::time::Instant;
 
 use tracing::Span;
 
-use super::failure_state::Inline;
+use super::failure_state::Made;
 use super::{Call, Decision, FailedValue, FieldVisitor, starts, success_seen};
 use crate::backoff::Backoff;
 use crate::class::Classification;
@@ -307,7 +307,7 @@ fn rest_of_call<B: Backoff>(
     sleep: &dyn Fn(Duration),
 ) {
     let Started { call_id, at, spans } = started;
-    let mut call: Call<'_, B, SystemClock, Inline> =
+    let mut call: Call<'_, B, SystemClock, Made> =
         Call::at_attempt_one(policy, site, SystemClock, call_id, at, spans);
     loop {
         let decision = match attempts.failure() {

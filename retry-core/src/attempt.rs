@@ -22,7 +22,7 @@ use crate::breaker::BreakerOpen;
 use crate::class::CodeKind;
 use crate::class::{Class, Classification};
 use crate::clock::Clock;
-use crate::current::{self, CallIdCell, Frame, HasFrame, Limited, Scoped};
+use crate::current::{self, CallIdCell, Frame, HasFrame, Held, InSpan, Limited, Scoped};
 use crate::export;
 use crate::give_up::GiveUp;
 use crate::hooks::Context;
@@ -447,14 +447,15 @@ impl<'p, B: Backoff, C: Clock, S: Slot> Call<'p, B, C, S> {
             Some(limit) if !current::holds(limit) => Some(limit.acquire_blocking()),
             _ => None,
         };
+        let held = policy.limit.map(Held::new);
+        let _pushed = held.as_ref().map(Held::push);
         self.attempt_starts();
-        let _span = self.attempt_span().map(Span::enter);
+        let _span = InSpan::enter(self.attempt_span());
         Frame {
             site: self.site,
             number: self.attempt,
             max: policy.max_attempts,
             call_id: &self.call_id,
-            limit: policy.limit,
         }
         .enter(attempt)
     }
@@ -634,7 +635,6 @@ impl<B, C, S> HasFrame for Call<'_, B, C, S> {
             number: self.attempt,
             max: self.policy.max_attempts,
             call_id: &self.call_id,
-            limit: self.policy.limit,
         }
     }
 }

@@ -6,6 +6,7 @@ use core::cell::Cell;
 use core::fmt;
 use core::future::Future;
 use core::hash::BuildHasher as _;
+use core::mem::ManuallyDrop;
 use core::num::NonZeroU32;
 use core::pin::Pin;
 use core::ptr;
@@ -184,19 +185,21 @@ pub struct Frame<'c> {
     /// As the policy keeps it, converted only when asked for.
     pub(crate) max: Option<NonZeroU32>,
     pub(crate) call_id: &'c CallIdCell,
-    /// The concurrency limit whose permit this attempt holds, if any.
-    pub(crate) limit: Option<&'c ConcurrencyLimit>,
 }
 
 thread_local! {
     /// The limits held by the attempts running on this thread, innermost
-    /// first: a list linked through nodes on the stack of `Frame::enter`.
+    /// first: a list linked through nodes on the stack of the code that
+    /// holds their permits while an attempt runs (`Call::scope`,
+    /// `Limited::poll`).
     static HELD: Cell<*const Held> = const { Cell::new(ptr::null()) };
 }
 
-struct Held {
+/// A limit whose permit an attempt running on this thread holds.
+pub(crate) struct Held {
     limit: *const ConcurrencyLimit,
-    outer: *const Held,
+    /// The node that was first before this one; set as it is pushed.
+    outer: Cell<*const Held>,
 }
 
 #[cfg(feature = "reqwest")]
@@ -234,13 +237,13 @@ pub(crate) fn take_pushback(tag: usize, number: u32, seen: Classification) -> Cl
 pub(crate) fn holds(limit: &ConcurrencyLimit) -> bool {
     let mut node = HELD.get();
     // SAFETY: `HELD` and every `outer` link point only to nodes that live
-    // on the stack of a `Frame::enter` still running on this thread, each
-    // removed before its frame returns, unwinding included.
+    // on the stack of code still running on this thread: each is removed
+    // by its `Pushed` guard, which borrows it, unwinding included.
     while let Some(held) = unsafe { node.as_ref() } {
         if ptr::eq(held.limit, limit) {
             return true;
         }
-        node = held.outer;
+        node = held.outer.get();
     }
     false
 }
@@ -249,16 +252,6 @@ impl Frame<'_> {
     /// Runs `f` with this frame as the one [`attempt()`] sees.
     #[inline]
     pub(crate) fn enter<T>(&self, f: impl FnOnce() -> T) -> T {
-        match self.limit {
-            None => self.enter_unlimited(f),
-            Some(limit) => self.enter_unlimited(|| hold(limit, f)),
-        }
-    }
-
-    /// [`enter`](Self::enter) for a frame without a limit, as a first
-    /// attempt's: no code of a held limit is made for `f`.
-    #[inline]
-    pub(crate) fn enter_unlimited<T>(&self, f: impl FnOnce() -> T) -> T {
         struct Restore(*const Frame<'static>);
 
         impl Drop for Restore {
@@ -275,23 +268,67 @@ impl Frame<'_> {
     }
 }
 
-/// Runs `f` with `limit` on this thread's list of held limits.
-fn hold<T>(limit: &ConcurrencyLimit, f: impl FnOnce() -> T) -> T {
-    struct Release(*const Held);
-
-    impl Drop for Release {
-        fn drop(&mut self) {
-            HELD.set(self.0);
+impl Held {
+    /// The node of `limit`, to [`push`](Self::push) while its permit is
+    /// held.
+    #[inline]
+    pub(crate) fn new(limit: &ConcurrencyLimit) -> Held {
+        Held {
+            limit: ptr::from_ref(limit),
+            outer: Cell::new(ptr::null()),
         }
     }
 
-    let node = Held {
-        limit: ptr::from_ref(limit),
-        outer: HELD.get(),
-    };
-    HELD.set(ptr::from_ref(&node));
-    let _release = Release(node.outer);
-    f()
+    /// Puts this node first on the thread's list of held limits until the
+    /// guard drops, unwinding included.
+    #[inline]
+    pub(crate) fn push(&self) -> Pushed<'_> {
+        self.outer.set(HELD.replace(ptr::from_ref(self)));
+        Pushed(self)
+    }
+}
+
+/// A [`Held`] node on the thread's list; dropped, it puts back the node
+/// that was first before.
+pub(crate) struct Pushed<'a>(&'a Held);
+
+impl Drop for Pushed<'_> {
+    #[inline]
+    fn drop(&mut self) {
+        HELD.set(self.0.outer.get());
+    }
+}
+
+/// An attempt's span entered while the attempt runs, by functions out of
+/// line: what entering and leaving a span takes is not made again for
+/// each function.
+pub(crate) struct InSpan<'a>(Option<ManuallyDrop<tracing::span::Entered<'a>>>);
+
+impl<'a> InSpan<'a> {
+    #[inline]
+    pub(crate) fn enter(span: Option<&'a tracing::Span>) -> InSpan<'a> {
+        #[inline(never)]
+        fn enter(span: &tracing::Span) -> ManuallyDrop<tracing::span::Entered<'_>> {
+            ManuallyDrop::new(span.enter())
+        }
+
+        InSpan(span.map(enter))
+    }
+}
+
+impl Drop for InSpan<'_> {
+    #[inline]
+    fn drop(&mut self) {
+        #[inline(never)]
+        fn exit(entered: &mut ManuallyDrop<tracing::span::Entered<'_>>) {
+            // SAFETY: called once, from `drop`; the guard is never used after.
+            unsafe { ManuallyDrop::drop(entered) }
+        }
+
+        if let Some(entered) = &mut self.0 {
+            exit(entered);
+        }
+    }
 }
 
 /// The name of the retried call whose attempt is running on this thread, if
@@ -374,7 +411,7 @@ impl<K: HasFrame, F: Future> Future for Scoped<'_, K, F> {
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
         let this = &mut *self;
         this.call.starts();
-        let _span = this.call.span().map(tracing::Span::enter);
+        let _span = InSpan::enter(this.call.span());
         this.call.frame().enter(|| this.future.as_mut().poll(cx))
     }
 }
@@ -384,8 +421,8 @@ impl<K: HasFrame, F: Future> Future for Scoped<'_, K, F> {
 enum Gate<'c> {
     Open,
     Waiting(Acquire<'c>),
-    /// The permit is held for its `Drop`, which returns it.
-    Holding(#[allow(dead_code)] Permit<'c>),
+    /// The permit, returned by its `Drop`.
+    Holding(Permit<'c>),
 }
 
 /// An attempt that holds a permit of a concurrency limit while it runs,
@@ -414,15 +451,22 @@ impl<F: Future + Unpin> Future for Limited<'_, F> {
         if let Gate::Waiting(waiting) = &mut this.gate {
             if waiting.is_new() && holds(waiting.limit()) {
                 // Nested in an attempt that holds this limit: run under
-                // its permit.
+                // its permit, which is on the list already.
                 this.gate = Gate::Open;
-                return Pin::new(&mut this.future).poll(cx);
-            }
-            match Pin::new(waiting).poll(cx) {
-                Poll::Ready(permit) => this.gate = Gate::Holding(permit),
-                Poll::Pending => return Poll::Pending,
+            } else {
+                match Pin::new(waiting).poll(cx) {
+                    Poll::Ready(permit) => this.gate = Gate::Holding(permit),
+                    Poll::Pending => return Poll::Pending,
+                }
             }
         }
+        // The attempt is polled in one place only: each would be a copy of
+        // its code.
+        let held = match &this.gate {
+            Gate::Holding(permit) => Some(Held::new(permit.limit())),
+            Gate::Open | Gate::Waiting(_) => None,
+        };
+        let _pushed = held.as_ref().map(Held::push);
         let poll = Pin::new(&mut this.future).poll(cx);
         if poll.is_ready() {
             // The attempt is over: free the slot before the wait.
@@ -469,14 +513,12 @@ mod tests {
             number: 1,
             max: NonZeroU32::new(3),
             call_id: &outer_id,
-            limit: None,
         };
         let inner = Frame {
             site: &INNER,
             number: 2,
             max: None,
             call_id: &inner_id,
-            limit: None,
         };
         outer.enter(|| {
             let first = attempt().unwrap().call_id();
@@ -496,5 +538,28 @@ mod tests {
         assert_ne!(outer_id.get_or_draw(), inner_id.get_or_draw());
         assert!(attempt().is_none());
         assert_eq!(super::outer(), None);
+    }
+
+    #[test]
+    fn a_pushed_limit_is_held_until_its_guard_drops_unwinding_included() {
+        static A: ConcurrencyLimit = ConcurrencyLimit::new(1);
+        static B: ConcurrencyLimit = ConcurrencyLimit::new(1);
+        let (a, b) = (Held::new(&A), Held::new(&B));
+        assert!(!holds(&A));
+        {
+            let _a = a.push();
+            {
+                let _b = b.push();
+                assert!(holds(&A) && holds(&B));
+            }
+            assert!(holds(&A) && !holds(&B));
+            let unwound = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                let _b = b.push();
+                panic!("attempt panicked");
+            }));
+            assert!(unwound.is_err());
+            assert!(holds(&A) && !holds(&B));
+        }
+        assert!(!holds(&A) && !holds(&B));
     }
 }

@@ -170,6 +170,13 @@ pub struct Permit<'a> {
     limit: &'a ConcurrencyLimit,
 }
 
+impl<'a> Permit<'a> {
+    /// The limit this permit is of.
+    pub(crate) fn limit(&self) -> &'a ConcurrencyLimit {
+        self.limit
+    }
+}
+
 impl Drop for Permit<'_> {
     fn drop(&mut self) {
         ConcurrencyLimit::release(&mut self.limit.lock());

@@ -119,9 +119,8 @@ where
             number: 1,
             max: policy.max_attempts,
             call_id: &call_id,
-            limit: None,
         }
-        .enter_unlimited(attempt)
+        .enter(attempt)
     };
     let succeeded = match outcome.split() {
         Ok(value) => judge_value(value).is_none(),

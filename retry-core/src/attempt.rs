@@ -328,7 +328,7 @@ impl<'p, B: Backoff, C: Clock, S: Slot> Call<'p, B, C, S> {
     ) -> Decision
     where
         R: Outcome + ?Sized,
-        F: FnOnce(&R::Error) -> Classification,
+        F: Fn(&R::Error) -> Classification,
         D: Fn(&R::Error, &mut fmt::Formatter<'_>) -> fmt::Result,
         V: FnOnce(&R::Value) -> Option<Classification>,
         L: Fn() -> Span,
@@ -340,11 +340,24 @@ impl<'p, B: Backoff, C: Clock, S: Slot> Call<'p, B, C, S> {
                 Some(class) => self.failed(class, &FailedValue(class), &span, &fields),
                 None => self.succeeded(policy, &span),
             },
-            Err(error) => {
-                let class = self.error_class(|| classify(error));
-                self.failed(class, &Described(error, describe), &span, &fields)
-            }
+            Err(error) => self.error_failed(error, &classify, &describe, &span, &fields),
         }
+    }
+
+    /// The decision after an attempt that returned an error. Out of line
+    /// and shared by every function with the same error type, which only
+    /// calls it: what each function makes of its own is its closures.
+    #[inline(never)]
+    fn error_failed<E: ?Sized>(
+        &mut self,
+        error: &E,
+        classify: &dyn Fn(&E) -> Classification,
+        describe: &dyn Fn(&E, &mut fmt::Formatter<'_>) -> fmt::Result,
+        span: &dyn Fn() -> Span,
+        fields: &dyn Fn(FieldVisitor<'_>),
+    ) -> Decision {
+        let class = self.error_class(|| classify(error));
+        self.failed(class, &Described(error, describe), span, fields)
     }
 
     /// The decision after an attempt that succeeded: the call returns.
@@ -653,9 +666,9 @@ impl fmt::Display for FailedValue {
 }
 
 /// An error and the function that writes it, as one `Display` value.
-struct Described<'e, E, D>(&'e E, D);
+struct Described<'e, E: ?Sized, D>(&'e E, D);
 
-impl<E, D> fmt::Display for Described<'_, E, D>
+impl<E: ?Sized, D> fmt::Display for Described<'_, E, D>
 where
     D: Fn(&E, &mut fmt::Formatter<'_>) -> fmt::Result,
 {

@@ -6,6 +6,7 @@ use core::cell::Cell;
 use core::fmt;
 use core::future::Future;
 use core::hash::BuildHasher as _;
+use core::marker::PhantomData;
 use core::mem::ManuallyDrop;
 use core::num::NonZeroU32;
 use core::pin::Pin;
@@ -166,10 +167,11 @@ thread_local! {
 /// The frame of the attempt running on this thread, if any.
 fn current() -> Option<&'static Frame<'static>> {
     let frame = CURRENT.get();
-    // SAFETY: `CURRENT` is non-null only inside `Frame::enter`, which holds
-    // the borrow it points to and restores the previous value before that
-    // borrow ends, unwinding included; the reference given out here does
-    // not outlive the caller's use within that time (it is never stored).
+    // SAFETY: `CURRENT` is non-null only while the `Entered` guard of
+    // `Frame::entered` lives, which borrows the frame it points to and
+    // restores the previous value when it drops, unwinding included (this
+    // crate never forgets one); the reference given out here does not
+    // outlive the caller's use within that time (it is never stored).
     unsafe { frame.as_ref() }
 }
 
@@ -252,19 +254,35 @@ impl Frame<'_> {
     /// Runs `f` with this frame as the one [`attempt()`] sees.
     #[inline]
     pub(crate) fn enter<T>(&self, f: impl FnOnce() -> T) -> T {
-        struct Restore(*const Frame<'static>);
+        let _entered = self.entered();
+        f()
+    }
 
-        impl Drop for Restore {
-            #[inline]
-            fn drop(&mut self) {
-                CURRENT.set(self.0);
-            }
-        }
-
+    /// Makes this frame the one [`attempt()`] sees until the guard drops,
+    /// unwinding included. Not generic, so that the code of an attempt
+    /// only calls it.
+    #[inline]
+    pub(crate) fn entered(&self) -> Entered<'_> {
         // The lifetime is erased only for storage; see `current`.
         let this = ptr::from_ref(self).cast::<Frame<'static>>();
-        let _restore = Restore(CURRENT.replace(this));
-        f()
+        Entered {
+            outer: CURRENT.replace(this),
+            frame: PhantomData,
+        }
+    }
+}
+
+/// A [`Frame`] entered; dropped, it puts back the frame that was current
+/// before.
+pub(crate) struct Entered<'a> {
+    outer: *const Frame<'static>,
+    frame: PhantomData<&'a Frame<'a>>,
+}
+
+impl Drop for Entered<'_> {
+    #[inline]
+    fn drop(&mut self) {
+        CURRENT.set(self.outer);
     }
 }
 
@@ -412,7 +430,9 @@ impl<K: HasFrame, F: Future> Future for Scoped<'_, K, F> {
         let this = &mut *self;
         this.call.starts();
         let _span = InSpan::enter(this.call.span());
-        this.call.frame().enter(|| this.future.as_mut().poll(cx))
+        let frame = this.call.frame();
+        let _entered = frame.entered();
+        this.future.as_mut().poll(cx)
     }
 }
 

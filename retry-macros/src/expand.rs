@@ -44,7 +44,7 @@
 //!     Ok(__retry_out) => __retry_out,
 //!     Err(__retry_rest) => rest_sync(
 //!         __retry_policy, &__RETRY_SITE, __retry_rest, &mut __retry_body,
-//!         classify, describe, judge, &thread_sleep,
+//!         &classify, &describe, &judge, &thread_sleep,
 //!     ),
 //! };
 //! __retry_out
@@ -283,9 +283,9 @@ impl Parts<'_> {
                     &__RETRY_SITE,
                     __retry_rest,
                     &mut __retry_body,
-                    #classify,
-                    #describe,
-                    #judge_value,
+                    &#classify,
+                    &#describe,
+                    &#judge_value,
                     #sleep,
                 ),
             };

@@ -183,31 +183,23 @@ fn first_succeeded<B>(
 /// on its first attempt, then the retries, each waited for with `sleep`.
 ///
 /// Only the code that runs the body and reads its outcome is made for each
-/// function; the loop is `rest_of_call`, made once for each backoff type
-/// and shared by every function, whatever its outcome type, so that an
-/// annotated function compiles little more than its body and its first
-/// attempt. The policy is read from memory there, on the failure path
-/// only.
-#[inline]
+/// function, as its closures; this function is made once for each backoff
+/// and outcome type, and the loop in it, `rest_of_call`, once for each
+/// backoff type, so that an annotated function compiles little more than
+/// its body and its first attempt. The policy is read from memory there,
+/// on the failure path only.
+#[inline(never)]
 #[allow(clippy::too_many_arguments)]
-pub fn rest_sync<B, R, A, F, D, V>(
+pub fn rest_sync<B: Backoff, R: Outcome>(
     policy: &Policy<B>,
     site: &'static Site,
     rest: Rest<R>,
-    attempt: &mut A,
-    classify: F,
-    describe: D,
-    judge_value: V,
+    attempt: &mut dyn FnMut() -> R,
+    classify: &dyn Fn(&R::Error) -> Classification,
+    describe: &dyn Fn(&R::Error, &mut fmt::Formatter<'_>) -> fmt::Result,
+    judge_value: &dyn Fn(&R::Value) -> Option<Classification>,
     sleep: &dyn Fn(Duration),
-) -> R
-where
-    B: Backoff,
-    R: Outcome,
-    A: FnMut() -> R,
-    F: Fn(&R::Error) -> Classification,
-    D: Fn(&R::Error, &mut fmt::Formatter<'_>) -> fmt::Result,
-    V: Fn(&R::Value) -> Option<Classification>,
-{
+) -> R {
     let Rest { outcome, started } = rest;
     let mut slot = Slot {
         outcome: Some(outcome),
@@ -246,22 +238,15 @@ trait Attempts {
 }
 
 /// The outcome of a sync call's last attempt, with what runs and reads it.
-struct Slot<'a, R, A, F, D, V> {
+struct Slot<'a, R: Outcome> {
     outcome: Option<R>,
-    attempt: &'a mut A,
-    classify: F,
-    describe: D,
-    judge_value: V,
+    attempt: &'a mut dyn FnMut() -> R,
+    classify: &'a dyn Fn(&R::Error) -> Classification,
+    describe: &'a dyn Fn(&R::Error, &mut fmt::Formatter<'_>) -> fmt::Result,
+    judge_value: &'a dyn Fn(&R::Value) -> Option<Classification>,
 }
 
-impl<R, A, F, D, V> Attempts for Slot<'_, R, A, F, D, V>
-where
-    R: Outcome,
-    A: FnMut() -> R,
-    F: Fn(&R::Error) -> Classification,
-    D: Fn(&R::Error, &mut fmt::Formatter<'_>) -> fmt::Result,
-    V: Fn(&R::Value) -> Option<Classification>,
-{
+impl<R: Outcome> Attempts for Slot<'_, R> {
     fn run(&mut self) {
         self.outcome = Some((self.attempt)());
     }

@@ -4,15 +4,23 @@
 # functions (N=200 by default) is generated for each, its dependencies are
 # built once, and then only the crate itself is rebuilt, RUNS times (3 by
 # default), for `cargo build --release` and for `cargo check`. The cost per
-# function is (median of the variant - median of the plain crate) / N.
+# function is (median of the variant - median of the plain crate) / N, in
+# wall-clock time and in CPU time (user + system: what the build costs on
+# a machine with more cores, or busy with other work).
+#
+# Times move with the machine's load. INSTRUCTIONS=1 adds what does not:
+# the instructions rustc executes (callgrind) to compile a crate of 40
+# functions less one of 20, divided by 20, for each variant. It takes
+# several minutes more.
 #
 # Three shapes of crate: every function returning `io::Result<u64>`
 # (shared); every function returning a type of its own (distinct), since
 # code that is generic over the outcome type is made once per type; and
 # `async fn`s returning `io::Result<u64>` (async).
 #
-#   scripts/compile-cost.sh            # N=200, 3 runs
+#   scripts/compile-cost.sh                   # N=200, 3 runs
 #   N=400 RUNS=5 scripts/compile-cost.sh
+#   INSTRUCTIONS=1 scripts/compile-cost.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -22,13 +30,14 @@ root=$(pwd)
 work="$root/target/compile-cost"
 mkdir -p "$work"
 
-# The crate of one variant and shape: its manifest and N functions.
+# The crate of one variant and shape with $3 functions, in
+# $work/$variant-$shape-$3.
 generate() {
-    local variant=$1 shape=$2 dir="$work/$1-$2"
+    local variant=$1 shape=$2 n=$3 dir="$work/$1-$2-$3"
     mkdir -p "$dir/src"
     cat >"$dir/Cargo.toml" <<EOF
 [package]
-name = "compile-cost-$variant-$shape"
+name = "compile-cost-$variant-$shape-$n"
 version = "0.0.0"
 edition = "2024"
 publish = false
@@ -83,44 +92,103 @@ EOF
     } >"$dir/src/lib.rs"
 }
 
-# Seconds of one rebuild of the crate alone (its dependencies are built).
+# Wall-clock and CPU seconds of one rebuild of the crate alone (its
+# dependencies are built), on one line.
 rebuild() {
-    local dir=$1 command=$2 start end
+    local dir=$1 command=$2 TIMEFORMAT='%R %U %S'
     touch "$dir/src/lib.rs"
-    start=$(date +%s.%N)
     # shellcheck disable=SC2086
-    cargo $command --quiet --manifest-path "$dir/Cargo.toml" --target-dir "$work/target" >/dev/null
-    end=$(date +%s.%N)
-    awk -v s="$start" -v e="$end" 'BEGIN { print e - s }'
+    { time cargo $command --quiet --manifest-path "$dir/Cargo.toml" --target-dir "$work/target" >/dev/null; } 2>&1 |
+        awk '{ print $1, $2 + $3 }'
 }
 
 median() {
     sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
 }
 
-declare -A seconds
+declare -A wall cpu
 for shape in shared distinct async; do
     for variant in plain reattempt backon; do
-        generate "$variant" "$shape"
+        generate "$variant" "$shape" "$n"
+        dir="$work/$variant-$shape-$n"
         for command in "build --release" "check"; do
             # The dependencies, and a first build of the crate, not counted.
-            rebuild "$work/$variant-$shape" "$command" >/dev/null
-            seconds[$variant-$shape,$command]=$(
-                for _ in $(seq 1 "$runs"); do rebuild "$work/$variant-$shape" "$command"; done | median
-            )
+            rebuild "$dir" "$command" >/dev/null
+            times=$(for _ in $(seq 1 "$runs"); do rebuild "$dir" "$command"; done)
+            wall[$variant-$shape,$command]=$(cut -d' ' -f1 <<<"$times" | median)
+            cpu[$variant-$shape,$command]=$(cut -d' ' -f2 <<<"$times" | median)
         done
     done
 done
 
 echo "## Compile cost per annotated function ($n functions, median of $runs rebuilds)"
-printf '| variant | outcome types | release build (s) | ms per function | check (s) | ms per function |\n'
+echo
+echo "Milliseconds per function over the plain crate, and the crate's own seconds."
+echo
+printf '| variant | outcome types | release, wall | release, CPU | check, wall | check, CPU |\n'
 printf '|---|---|---:|---:|---:|---:|\n'
 for shape in shared distinct async; do
     for variant in plain reattempt backon; do
-        build=${seconds[$variant-$shape,build --release]}
-        check=${seconds[$variant-$shape,check]}
-        awk -v v="$variant" -v s="$shape" -v b="$build" -v c="$check" \
-            -v pb="${seconds[plain-$shape,build --release]}" -v pc="${seconds[plain-$shape,check]}" -v n="$n" \
-            'BEGIN { printf "| %s | %s | %.2f | %+.2f | %.2f | %+.2f |\n", v, s, b, (b - pb) * 1000 / n, c, (c - pc) * 1000 / n }'
+        row="| $variant | $shape"
+        for command in "build --release" "check"; do
+            for clock in wall cpu; do
+                declare -n of=$clock
+                row+=$(awk -v t="${of[$variant-$shape,$command]}" -v p="${of[plain-$shape,$command]}" -v n="$n" \
+                    'BEGIN { printf " | %+.2f (%.2f s)", (t - p) * 1000 / n, t }')
+            done
+        done
+        echo "$row |"
+    done
+done
+
+[ "${INSTRUCTIONS:-0}" = 1 ] || exit 0
+
+# rustc under callgrind for the generated crates only; the dependencies
+# are compiled as usual.
+wrapper="$work/count-rustc"
+cat >"$wrapper" <<'WRAPPER'
+#!/usr/bin/env bash
+rustc=$1
+shift
+case " $* " in
+    *" --crate-name compile_cost_"*)
+        exec valgrind --tool=callgrind --callgrind-out-file="$COMPILE_COST_OUT" "$rustc" "$@" 2>/dev/null ;;
+esac
+exec "$rustc" "$@"
+WRAPPER
+chmod +x "$wrapper"
+
+# Millions of instructions rustc executes to rebuild the crate alone.
+instructions() {
+    local dir=$1 command=$2 out="$work/callgrind.out"
+    touch "$dir/src/lib.rs"
+    rm -f "$out"
+    # shellcheck disable=SC2086
+    COMPILE_COST_OUT="$out" RUSTC_WRAPPER="$wrapper" \
+        cargo $command --quiet --manifest-path "$dir/Cargo.toml" --target-dir "$work/target-counted" >/dev/null
+    awk '/^summary:/ { printf "%.1f", $2 / 1e6 }' "$out"
+}
+
+echo
+echo "## Instructions rustc executes per annotated function (callgrind: 40 functions less 20, over 20)"
+echo
+printf '| variant | outcome types | release build (millions) | check (millions) |\n'
+printf '|---|---|---:|---:|\n'
+for shape in shared distinct async; do
+    for variant in reattempt backon; do
+        row="| $variant | $shape"
+        for size in 20 40; do generate "$variant" "$shape" "$size"; done
+        for command in "build --release" "check"; do
+            # The dependencies, built without counting.
+            for size in 20 40; do
+                # shellcheck disable=SC2086
+                cargo $command --quiet --manifest-path "$work/$variant-$shape-$size/Cargo.toml" \
+                    --target-dir "$work/target-counted" >/dev/null
+            done
+            small=$(instructions "$work/$variant-$shape-20" "$command")
+            large=$(instructions "$work/$variant-$shape-40" "$command")
+            row+=$(awk -v s="$small" -v l="$large" 'BEGIN { printf " | %.1f", (l - s) / 20 }')
+        done
+        echo "$row |"
     done
 done

@@ -1,7 +1,9 @@
-//! The spans of a sync call whose first attempt runs before its call state
-//! is built (nothing the user wrote runs in its retry loop): the call span,
-//! one child span per attempt, and the body's events inside its attempt's
-//! span, as for every other call.
+//! The spans of a sync call that runs its first attempt before its call
+//! state is built when no subscriber was ever set (nothing the user wrote
+//! runs in its retry loop), and all of its attempts in the core's loop
+//! when one may want spans: the call span, one child span per attempt, the
+//! body's events inside its attempt's span, and the statistics, as for
+//! every other call.
 
 use std::cell::Cell;
 use std::collections::HashMap;
@@ -148,4 +150,36 @@ fn a_call_that_succeeds_at_once_has_one_attempt_span() {
     assert_eq!(attempts_recorded, Some(1));
     assert_eq!(attempts.len(), 1);
     assert_eq!(seen.events, [Some(attempts[0].1)]);
+}
+
+/// Fails while `failures` lasts, then panics if `panic` is set.
+#[retry(max = 3, sleep = no_wait)]
+fn counted(failures: &Cell<u32>, panic: bool) -> io::Result<u32> {
+    if failures.get() > 0 {
+        failures.set(failures.get() - 1);
+        return Err(io::ErrorKind::ConnectionReset.into());
+    }
+    assert!(!panic, "the body panicked");
+    Ok(7)
+}
+
+#[test]
+fn under_a_subscriber_calls_are_counted_as_without_one() {
+    let stats = || reattempt::stats::get("spans::counted").unwrap();
+    recorded(|| {
+        assert_eq!(counted(&Cell::new(0), false).unwrap(), 7);
+        assert_eq!(counted(&Cell::new(1), false).unwrap(), 7);
+        let first = std::panic::catch_unwind(|| counted(&Cell::new(0), true));
+        let after_a_retry = std::panic::catch_unwind(|| counted(&Cell::new(1), true));
+        assert!(first.is_err() && after_a_retry.is_err());
+        assert!(counted(&Cell::new(3), false).is_err());
+    });
+    let stats = stats();
+    assert_eq!(stats.calls, 5);
+    assert_eq!(stats.first_try_successes, 1);
+    assert_eq!(stats.successes_after_retries, 1);
+    assert_eq!(stats.cancelled, 2);
+    assert_eq!(stats.give_ups.exhausted, 1);
+    // 1 + 2 + 1 + 2 + 3
+    assert_eq!(stats.attempts, 9);
 }

@@ -48,15 +48,6 @@ pub(crate) fn may_start() -> bool {
     tracing::dispatcher::has_been_set()
 }
 
-/// Ends the spans of a call that succeeded at its first attempt. It takes
-/// the box to free it here, out of line, as a call's own spans are dropped.
-#[inline(never)]
-#[allow(clippy::boxed_local)]
-pub(crate) fn succeeded_at_once(mut spans: Box<Spans>) {
-    spans.end();
-    spans.ended(1);
-}
-
 #[cold]
 #[inline(never)]
 fn start_spans(site: &'static Site) -> Option<Box<Spans>> {

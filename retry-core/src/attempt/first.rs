@@ -1,7 +1,8 @@
 //! The first attempt of a sync call, run before any [`Call`] is built:
 //! a call that succeeds at once then costs the attempt's frame and a
 //! counter, and the rest of the machinery stays out of line, in the code
-//! that only a failure reaches.
+//! that only a failure reaches. A call that may have spans (a subscriber
+//! was set) makes all of its attempts there.
 
 use core::fmt;
 use core::mem;
@@ -10,7 +11,7 @@ use std::time::Instant;
 
 use tracing::Span;
 
-use super::failure_state::Made;
+use super::failure_state::{self, Inline, Made};
 use super::{Call, Decision, FailedValue, FieldVisitor, starts, success_seen};
 use crate::backoff::Backoff;
 use crate::class::Classification;
@@ -19,24 +20,29 @@ use crate::current::{CallIdCell, Frame};
 use crate::export;
 use crate::outcome::Outcome;
 use crate::policy::Policy;
-use crate::spans::{self, Spans};
+use crate::spans;
 use crate::stats::Site;
 
-/// What is left of a sync call after [`first_attempt`]: the first attempt
-/// that failed, and what its call goes on with.
+/// What is left of a sync call after [`first_attempt`], for
+/// [`rest_sync`].
 #[derive(Debug)]
-pub struct Rest<R> {
-    outcome: R,
-    started: Started,
+pub struct Rest<R>(Resume<R>);
+
+#[derive(Debug)]
+enum Resume<R> {
+    /// The first attempt failed; the call goes on from it.
+    Failed { outcome: R, started: Started },
+    /// No attempt ran: a subscriber may want the call's spans, which the
+    /// rest of the call makes, from its start.
+    Traced,
 }
 
-/// How a call whose first attempt ran began: its id cell, its start time
-/// and its spans.
+/// How a call whose first attempt ran began: its id cell and its start
+/// time.
 #[derive(Debug)]
 struct Started {
     call_id: CallIdCell,
     at: Option<Instant>,
-    spans: Option<Box<Spans>>,
 }
 
 /// Counts a call whose first attempt (or its judgement) unwinds as
@@ -53,7 +59,9 @@ impl Drop for Unwinding {
 
 /// Runs the first attempt of a sync call, as [`Call::new_inline`] and
 /// [`Call::scope`] would. A success is counted and returned; a failure's
-/// [`Rest`] goes to [`rest_sync`].
+/// [`Rest`] goes to [`rest_sync`]. When a subscriber may want spans, no
+/// attempt runs here: the whole call is [`rest_sync`]'s, so that what
+/// spans take is made once for each backoff type, not for each function.
 ///
 /// Only for a policy without a concurrency limit, whose permit only a call
 /// holds: the expansion calls this for no other.
@@ -76,52 +84,18 @@ where
         "a first attempt without a call holds no permit"
     );
     if spans::may_start() {
-        return first_attempt_traced(policy, site, attempt, &judge_value);
+        return Err(Rest(Resume::Traced));
     }
-    run_first(policy, site, attempt, &judge_value, None)
-}
-
-/// [`first_attempt`] when a subscriber may want the call's spans: out of
-/// line, shared by every function with the same backoff and outcome type.
-#[inline(never)]
-fn first_attempt_traced<B, R: Outcome>(
-    policy: &Policy<B>,
-    site: &'static Site,
-    attempt: &mut dyn FnMut() -> R,
-    judge_value: &dyn Fn(&R::Value) -> Option<Classification>,
-) -> Result<R, Rest<R>> {
-    run_first(policy, site, attempt, judge_value, spans::start(site))
-}
-
-/// The first attempt, in `spans` when the call has them. Only what calls
-/// `attempt` and reads its outcome is made for each function: the rest is
-/// in functions of the policy alone, which every function shares.
-#[inline(always)]
-fn run_first<B, R, A, V>(
-    policy: &Policy<B>,
-    site: &'static Site,
-    attempt: &mut A,
-    judge_value: &V,
-    mut spans: Option<Box<Spans>>,
-) -> Result<R, Rest<R>>
-where
-    R: Outcome,
-    A: FnMut() -> R + ?Sized,
-    V: Fn(&R::Value) -> Option<Classification> + ?Sized,
-{
-    let started = first_starts(policy, site, &mut spans);
+    let started = starts(policy, site, &SystemClock);
     let call_id = CallIdCell::default();
     let unwinding = Unwinding(site);
-    let outcome = {
-        let _in_attempt = spans.as_deref().map(|spans| spans.attempt().enter());
-        Frame {
-            site,
-            number: 1,
-            max: policy.max_attempts,
-            call_id: &call_id,
-        }
-        .enter(attempt)
-    };
+    let outcome = Frame {
+        site,
+        number: 1,
+        max: policy.max_attempts,
+        call_id: &call_id,
+    }
+    .enter(attempt);
     let succeeded = match outcome.split() {
         Ok(value) => judge_value(value).is_none(),
         Err(_) => false,
@@ -130,42 +104,21 @@ where
     // too.
     mem::forget(unwinding);
     if !succeeded {
-        return Err(Rest {
+        return Err(Rest(Resume::Failed {
             outcome,
             started: Started {
                 call_id,
                 at: started,
-                spans,
             },
-        });
+        }));
     }
-    first_succeeded(policy, site, started, spans);
+    first_succeeded(policy, site, started);
     Ok(outcome)
-}
-
-/// What a call does as it starts, and the first attempt's span opened.
-/// Gives the start time.
-#[inline]
-fn first_starts<B>(
-    policy: &Policy<B>,
-    site: &'static Site,
-    spans: &mut Option<Box<Spans>>,
-) -> Option<Instant> {
-    let started = starts(policy, site, &SystemClock);
-    if let Some(spans) = spans {
-        spans.begin(1, false);
-    }
-    started
 }
 
 /// What `Call::decide` does after a first attempt that succeeded.
 #[inline]
-fn first_succeeded<B>(
-    policy: &Policy<B>,
-    site: &'static Site,
-    started: Option<Instant>,
-    spans: Option<Box<Spans>>,
-) {
+fn first_succeeded<B>(policy: &Policy<B>, site: &'static Site, started: Option<Instant>) {
     let elapsed = match started {
         Some(started) if export::TIMES_EVERY_CALL => {
             Some(SystemClock.now().saturating_duration_since(started))
@@ -174,9 +127,6 @@ fn first_succeeded<B>(
     };
     site.first_try_success(elapsed);
     success_seen(policy, site);
-    if let Some(spans) = spans {
-        spans::succeeded_at_once(spans);
-    }
 }
 
 /// Runs what is left of a sync call after [`first_attempt`]: the decision
@@ -200,16 +150,19 @@ pub fn rest_sync<B: Backoff, R: Outcome>(
     judge_value: &dyn Fn(&R::Value) -> Option<Classification>,
     sleep: &dyn Fn(Duration),
 ) -> R {
-    let Rest { outcome, started } = rest;
-    let mut slot = Slot {
-        outcome: Some(outcome),
+    let (outcome, started) = match rest.0 {
+        Resume::Failed { outcome, started } => (Some(outcome), Some(started)),
+        Resume::Traced => (None, None),
+    };
+    let mut last = LastAttempt {
+        outcome,
         attempt,
         classify,
         describe,
         judge_value,
     };
-    rest_of_call(policy, site, started, &mut slot, sleep);
-    slot.outcome
+    rest_of_call(policy, site, started, &mut last, sleep);
+    last.outcome
         .expect("the rest of a call returns on an attempt's outcome")
 }
 
@@ -238,7 +191,7 @@ trait Attempts {
 }
 
 /// The outcome of a sync call's last attempt, with what runs and reads it.
-struct Slot<'a, R: Outcome> {
+struct LastAttempt<'a, R: Outcome> {
     outcome: Option<R>,
     attempt: &'a mut dyn FnMut() -> R,
     classify: &'a dyn Fn(&R::Error) -> Classification,
@@ -246,7 +199,7 @@ struct Slot<'a, R: Outcome> {
     judge_value: &'a dyn Fn(&R::Value) -> Option<Classification>,
 }
 
-impl<R: Outcome> Attempts for Slot<'_, R> {
+impl<R: Outcome> Attempts for LastAttempt<'_, R> {
     fn run(&mut self) {
         self.outcome = Some((self.attempt)());
     }
@@ -279,20 +232,42 @@ impl fmt::Display for Describe<'_> {
     }
 }
 
-/// The loop of the rest of a sync call, whose first attempt has run: a
-/// decision on each attempt's outcome and a wait before the next, until
-/// one is returned.
+/// The rest of a sync call. Without `started` no attempt has run: the
+/// call starts here, with its spans, and keeps its failure state in itself
+/// until a failure makes it; after a first attempt that failed, the state
+/// is made with the call.
 #[inline(never)]
 fn rest_of_call<B: Backoff>(
     policy: &Policy<B>,
     site: &'static Site,
-    started: Started,
+    started: Option<Started>,
     attempts: &mut dyn Attempts,
     sleep: &dyn Fn(Duration),
 ) {
-    let Started { call_id, at, spans } = started;
-    let mut call: Call<'_, B, SystemClock, Made> =
-        Call::at_attempt_one(policy, site, SystemClock, call_id, at, spans);
+    match started {
+        Some(Started { call_id, at }) => {
+            let call: Call<'_, B, SystemClock, Made> =
+                Call::at_attempt_one(policy, site, SystemClock, call_id, at, None);
+            decide_and_retry(policy, call, attempts, sleep);
+        }
+        None => {
+            let mut call: Call<'_, B, SystemClock, Inline> = Call::start(policy, site, SystemClock);
+            call.begin_attempt();
+            call.scope(policy, || attempts.run());
+            decide_and_retry(policy, call, attempts, sleep);
+        }
+    }
+}
+
+/// A decision on each attempt's outcome and a wait before the next, until
+/// one is returned.
+#[inline]
+fn decide_and_retry<B: Backoff, S: failure_state::Slot>(
+    policy: &Policy<B>,
+    mut call: Call<'_, B, SystemClock, S>,
+    attempts: &mut dyn Attempts,
+    sleep: &dyn Fn(Duration),
+) {
     loop {
         let decision = match attempts.failure() {
             None => call.succeeded(policy, &no_span),

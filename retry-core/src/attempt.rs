@@ -22,7 +22,7 @@ use crate::breaker::BreakerOpen;
 use crate::class::CodeKind;
 use crate::class::{Class, Classification};
 use crate::clock::Clock;
-use crate::current::{self, CallIdCell, Frame, HasFrame, Held, InSpan, Limited, Scoped};
+use crate::current::{self, CallIdCell, Frame, HasFrame, InSpan, Limited, Scoped};
 use crate::export;
 use crate::give_up::GiveUp;
 use crate::hooks::Context;
@@ -460,17 +460,17 @@ impl<'p, B: Backoff, C: Clock, S: Slot> Call<'p, B, C, S> {
             Some(limit) if !current::holds(limit) => Some(limit.acquire_blocking()),
             _ => None,
         };
-        let held = policy.limit.map(Held::new);
-        let _pushed = held.as_ref().map(Held::push);
-        self.attempt_starts();
-        let _span = InSpan::enter(self.attempt_span());
-        Frame {
-            site: self.site,
-            number: self.attempt,
-            max: policy.max_attempts,
-            call_id: &self.call_id,
-        }
-        .enter(attempt)
+        current::holding(policy.limit, || {
+            self.attempt_starts();
+            let _span = InSpan::enter(self.attempt_span());
+            Frame {
+                site: self.site,
+                number: self.attempt,
+                max: policy.max_attempts,
+                call_id: &self.call_id,
+            }
+            .enter(attempt)
+        })
     }
 
     /// An async attempt that [`attempt()`](crate::attempt()) sees on every

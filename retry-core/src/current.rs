@@ -192,13 +192,13 @@ pub struct Frame<'c> {
 thread_local! {
     /// The limits held by the attempts running on this thread, innermost
     /// first: a list linked through nodes on the stack of the code that
-    /// holds their permits while an attempt runs (`Call::scope`,
-    /// `Limited::poll`).
+    /// holds their permits while an attempt runs (`holding`, for
+    /// `Call::scope`, and `Limited::poll`).
     static HELD: Cell<*const Held> = const { Cell::new(ptr::null()) };
 }
 
 /// A limit whose permit an attempt running on this thread holds.
-pub(crate) struct Held {
+struct Held {
     limit: *const ConcurrencyLimit,
     /// The node that was first before this one; set as it is pushed.
     outer: Cell<*const Held>,
@@ -240,7 +240,8 @@ pub(crate) fn holds(limit: &ConcurrencyLimit) -> bool {
     let mut node = HELD.get();
     // SAFETY: `HELD` and every `outer` link point only to nodes that live
     // on the stack of code still running on this thread: each is removed
-    // by its `Pushed` guard, which borrows it, unwinding included.
+    // by its `Pushed` guard, which borrows it and which this module drops,
+    // unwinding included, in the order the nodes were pushed.
     while let Some(held) = unsafe { node.as_ref() } {
         if ptr::eq(held.limit, limit) {
             return true;
@@ -260,9 +261,10 @@ impl Frame<'_> {
 
     /// Makes this frame the one [`attempt()`] sees until the guard drops,
     /// unwinding included. Not generic, so that the code of an attempt
-    /// only calls it.
+    /// only calls it. Private, so that no guard escapes this module to be
+    /// forgotten: `current` relies on each one dropping.
     #[inline]
-    pub(crate) fn entered(&self) -> Entered<'_> {
+    fn entered(&self) -> Entered<'_> {
         // The lifetime is erased only for storage; see `current`.
         let this = ptr::from_ref(self).cast::<Frame<'static>>();
         Entered {
@@ -274,7 +276,7 @@ impl Frame<'_> {
 
 /// A [`Frame`] entered; dropped, it puts back the frame that was current
 /// before.
-pub(crate) struct Entered<'a> {
+struct Entered<'a> {
     outer: *const Frame<'static>,
     frame: PhantomData<&'a Frame<'a>>,
 }
@@ -286,11 +288,20 @@ impl Drop for Entered<'_> {
     }
 }
 
+/// Runs `f` with `limit`, if any, on the thread's list of held limits: for
+/// the code that holds its permit while an attempt runs.
+#[inline]
+pub(crate) fn holding<T>(limit: Option<&ConcurrencyLimit>, f: impl FnOnce() -> T) -> T {
+    let held = limit.map(Held::new);
+    let _pushed = held.as_ref().map(Held::push);
+    f()
+}
+
 impl Held {
     /// The node of `limit`, to [`push`](Self::push) while its permit is
     /// held.
     #[inline]
-    pub(crate) fn new(limit: &ConcurrencyLimit) -> Held {
+    fn new(limit: &ConcurrencyLimit) -> Held {
         Held {
             limit: ptr::from_ref(limit),
             outer: Cell::new(ptr::null()),
@@ -298,9 +309,10 @@ impl Held {
     }
 
     /// Puts this node first on the thread's list of held limits until the
-    /// guard drops, unwinding included.
+    /// guard drops, unwinding included. Private, so that each node is
+    /// pushed once and each guard dropped, in order: `holds` relies on it.
     #[inline]
-    pub(crate) fn push(&self) -> Pushed<'_> {
+    fn push(&self) -> Pushed<'_> {
         self.outer.set(HELD.replace(ptr::from_ref(self)));
         Pushed(self)
     }
@@ -308,7 +320,7 @@ impl Held {
 
 /// A [`Held`] node on the thread's list; dropped, it puts back the node
 /// that was first before.
-pub(crate) struct Pushed<'a>(&'a Held);
+struct Pushed<'a>(&'a Held);
 
 impl Drop for Pushed<'_> {
     #[inline]

@@ -130,7 +130,8 @@ fn first_succeeded<B>(policy: &Policy<B>, site: &'static Site, started: Option<I
 }
 
 /// Runs what is left of a sync call after [`first_attempt`]: the decision
-/// on its first attempt, then the retries, each waited for with `sleep`.
+/// on its first attempt, then the retries, each waited for with `sleep`;
+/// or, for a call that may have spans, the whole call.
 ///
 /// Only the code that runs the body and reads its outcome is made for each
 /// function, as its closures; this function is made once for each backoff

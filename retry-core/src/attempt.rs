@@ -45,6 +45,16 @@ pub use first::{Rest, first_attempt, rest_sync};
 /// The names and values of the arguments in `fields(..)`, for records.
 pub type FieldVisitor<'v> = &'v mut dyn FnMut(&'static str, &dyn fmt::Debug);
 
+/// No `fields(..)`: records carry no arguments.
+#[inline(always)]
+pub fn no_fields(_: FieldVisitor<'_>) {}
+
+/// No `fields(..)`: log events go in no extra span.
+#[inline(always)]
+pub fn no_span() -> Span {
+    Span::none()
+}
+
 /// What to do after an attempt.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Decision {

@@ -9,7 +9,7 @@ use core::time::Duration;
 use crate::timeout::AttemptTimeout;
 
 pub use crate::attempt::{
-    Boxed, Call, Decision, FieldVisitor, Inline, Rest, first_attempt, rest_sync,
+    Boxed, Call, Decision, FieldVisitor, Inline, Rest, first_attempt, no_fields, no_span, rest_sync,
 };
 pub use crate::backoff::{Exponential, Fibonacci, Fixed, Linear, NoBackoff};
 pub use crate::class::Classification;
@@ -67,10 +67,6 @@ impl<T: ?Sized> ValueAccepted for &Value<'_, T> {
     }
 }
 
-/// No `fields(..)`: records carry no arguments.
-#[inline(always)]
-pub fn no_fields(_: FieldVisitor<'_>) {}
-
 /// The policy of one call under `policy = ...`: the dynamic policy over the
 /// static arguments, or those alone (with a WARN, once) when it is invalid.
 #[inline]
@@ -80,12 +76,6 @@ pub fn dynamic_policy<T: core::borrow::Borrow<DynamicPolicy>>(
     site: &Site,
 ) -> Policy<AnyBackoff> {
     crate::dynamic::resolve(base, dynamic.borrow(), site)
-}
-
-/// No `fields(..)`: log events go in no extra span.
-#[inline(always)]
-pub fn no_span() -> tracing::Span {
-    tracing::Span::none()
 }
 
 /// Without `if_result` the function must return a `Result`; spanned at the

@@ -45,13 +45,6 @@ impl Drop for Inline {
     /// path of every sync function would cost more than the rest of it.
     #[inline]
     fn drop(&mut self) {
-        #[cold]
-        #[inline(never)]
-        fn drop_state(state: &mut ManuallyDrop<Option<FailureState>>) {
-            // SAFETY: called once, from `drop`; the state is never used after.
-            unsafe { ManuallyDrop::drop(state) }
-        }
-
         if self.0.is_some() {
             drop_state(&mut self.0);
         }
@@ -79,17 +72,20 @@ impl Slot for Made {
 impl Drop for Made {
     #[inline]
     fn drop(&mut self) {
-        #[cold]
-        #[inline(never)]
-        fn drop_state(state: &mut ManuallyDrop<FailureState>) {
-            // SAFETY: called once, from `drop`; the state is never used after.
-            unsafe { ManuallyDrop::drop(state) }
-        }
-
         if self.0.holds_memory() {
             drop_state(&mut self.0);
         }
     }
+}
+
+/// Drops a failure state out of line, for the `Drop` of a slot that keeps
+/// it: its drop glue is too large to inline on a path every call takes.
+#[cold]
+#[inline(never)]
+fn drop_state<T>(state: &mut ManuallyDrop<T>) {
+    // SAFETY: called once, from the slot's `drop`; the state is never used
+    // after.
+    unsafe { ManuallyDrop::drop(state) }
 }
 
 /// The failure state boxed at the first failure: for async functions, whose

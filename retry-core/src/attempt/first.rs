@@ -9,10 +9,8 @@ use core::mem;
 use core::time::Duration;
 use std::time::Instant;
 
-use tracing::Span;
-
 use super::failure_state::{self, Inline, Made};
-use super::{Call, Decision, FailedValue, FieldVisitor, starts, success_seen};
+use super::{Call, Decision, FailedValue, no_fields, no_span, starts, success_seen};
 use crate::backoff::Backoff;
 use crate::class::Classification;
 use crate::clock::{Clock, SystemClock};
@@ -290,9 +288,3 @@ fn decide_and_retry<B: Backoff, S: failure_state::Slot>(
         call.scope(policy, || attempts.run());
     }
 }
-
-fn no_span() -> Span {
-    Span::none()
-}
-
-fn no_fields(_: FieldVisitor<'_>) {}

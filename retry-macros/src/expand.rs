@@ -101,7 +101,8 @@ pub fn expand(mut args: Args, function: Function) -> syn::Result<TokenStream> {
         call,
         is_static,
     } = prelude(&args, &item.sig.ident, &private, is_async);
-    let prelude = code!(#moved #items #call);
+    // The call state, for the loops that build it before the first attempt.
+    let prelude = || code!(#moved #items #call);
     let error_span = error_type_span(&item.sig.output, &kind);
     let parts = Parts {
         private: &private,
@@ -145,12 +146,14 @@ pub fn expand(mut args: Args, function: Function) -> syn::Result<TokenStream> {
                     &args,
                     code!(__retry_call.scope(#policy, || #annotation #block)),
                 );
+                let prelude = prelude();
                 code!({ #(#inner_attrs)* #prelude #looped })
             }
         }
         Kind::Async => {
             let block = attempt_block(&item.block, &args);
             let looped = parts.retry_loop(&args, parts.async_attempt(&args, block));
+            let prelude = prelude();
             code!({ #(#inner_attrs)* #prelude #looped })
         }
         Kind::AsyncBlock { .. } => {
@@ -162,6 +165,7 @@ pub fn expand(mut args: Args, function: Function) -> syn::Result<TokenStream> {
             };
             let block = attempt_block(&tail.block, &args);
             let looped = parts.retry_loop(&args, parts.async_attempt(&args, block));
+            let prelude = prelude();
             tail.block = syn::parse_quote!({ #prelude #looped });
             let block = &item.block;
             code!({ #(#inner_attrs)* #block })

@@ -13,10 +13,12 @@
 # functions less one of 20, divided by 20, for each variant. It takes
 # several minutes more.
 #
-# Three shapes of crate: every function returning `io::Result<u64>`
+# Four shapes of crate: every function returning `io::Result<u64>`
 # (shared); every function returning a type of its own (distinct), since
-# code that is generic over the outcome type is made once per type; and
-# `async fn`s returning `io::Result<u64>` (async).
+# code that is generic over the outcome type is made once per type;
+# `async fn`s returning `io::Result<u64>` (async); and the shared shape
+# with a body of a dozen statements instead of one call (long), since the
+# macro reads the tokens it is given.
 #
 #   scripts/compile-cost.sh                   # N=200, 3 runs
 #   N=400 RUNS=5 scripts/compile-cost.sh
@@ -61,6 +63,19 @@ EOF
                 ty=T$i call="body(x + $i).map(T$i)"
             fi
             [ "$shape" = async ] && fn="async fn"
+            if [ "$shape" = long ]; then
+                call="let mut total = 0u64; for k in 0..x { if k % 3 == 0 { total += k * 2; } else { total = total.wrapping_mul(k + 1); } }"
+                call+=" let parts: Vec<u64> = (0..total % 7).collect(); let first = parts.first().copied().unwrap_or_default();"
+                call+=" if first > 10 { return Err(std::io::Error::other(\"too large\")); }"
+                call+=" let mut seen = std::collections::HashMap::new(); seen.insert(first, total);"
+                call+=" let value = seen.get(&first).copied().unwrap_or(0);"
+                call+=" let checked = value.checked_add(x).ok_or_else(|| std::io::Error::other(\"overflow\"))?;"
+                call+=" match body(checked + $i)? { 0 => Ok(1), n if n > 100 => Ok(n / 2), n => Ok(n) }"
+            fi
+            # What backon's closure returns: the body, in braces when it
+            # has statements.
+            local closure=$call
+            [ "$shape" = long ] && closure="{ $call }"
             case $variant in
                 plain)
                     echo "pub $fn f$i(x: u64) -> std::io::Result<$ty> { $call }" ;;
@@ -74,7 +89,7 @@ EOF
                         echo "    (|| async { $call }).retry(backon::ExponentialBuilder::default().with_max_times(4).with_jitter()).await"
                     else
                         echo "    use backon::BlockingRetryable;"
-                        echo "    (|| $call).retry(backon::ExponentialBuilder::default().with_max_times(4).with_jitter()).call()"
+                        echo "    (|| $closure).retry(backon::ExponentialBuilder::default().with_max_times(4).with_jitter()).call()"
                     fi
                     echo "}" ;;
             esac
@@ -107,7 +122,7 @@ median() {
 }
 
 declare -A wall cpu
-for shape in shared distinct async; do
+for shape in shared distinct async long; do
     for variant in plain reattempt backon; do
         generate "$variant" "$shape" "$n"
         dir="$work/$variant-$shape-$n"
@@ -127,7 +142,7 @@ echo "Milliseconds per function over the plain crate, and the crate's own second
 echo
 printf '| variant | outcome types | release, wall | release, CPU | check, wall | check, CPU |\n'
 printf '|---|---|---:|---:|---:|---:|\n'
-for shape in shared distinct async; do
+for shape in shared distinct async long; do
     for variant in plain reattempt backon; do
         row="| $variant | $shape"
         for command in "build --release" "check"; do
@@ -174,7 +189,7 @@ echo "## Instructions rustc executes per annotated function (callgrind: 40 funct
 echo
 printf '| variant | outcome types | release build (millions) | check (millions) |\n'
 printf '|---|---|---:|---:|\n'
-for shape in shared distinct async; do
+for shape in shared distinct async long; do
     for variant in reattempt backon; do
         row="| $variant | $shape"
         for size in 20 40; do generate "$variant" "$shape" "$size"; done

@@ -76,34 +76,40 @@ macro_rules! code {
 pub fn expand(mut args: Args, function: Function) -> syn::Result<TokenStream> {
     validate::validate(&args, &function)?;
     let external_api = preset::apply(&mut args);
-    let Function { mut item, kind } = function;
+    let Function {
+        attrs,
+        vis,
+        sig,
+        body,
+        kind,
+    } = function;
     let krate = match &args.krate {
         Some(path) => path.to_token_stream(),
         None => code!(::reattempt),
     };
     let private = code!(#krate::__private);
 
-    let return_span = match &item.sig.output {
+    let return_span = match &sig.output {
         ReturnType::Type(_, ty) => ty.span(),
-        ReturnType::Default => item.sig.ident.span(),
+        ReturnType::Default => sig.ident.span(),
     };
     let ret = match &kind {
-        Kind::AsyncBlock { output } => erased(output),
-        Kind::Sync | Kind::Async => match &item.sig.output {
+        Kind::AsyncBlock { output, .. } => erased(output),
+        Kind::Sync | Kind::Async => match &sig.output {
             ReturnType::Type(_, ty) => erased(ty),
             ReturnType::Default => Some(syn::parse_quote!(())),
         },
     };
     let is_async = !matches!(kind, Kind::Sync);
-    let moved = moved_checks(&item, &args);
+    let moved = moved_checks(&sig, &body, &args);
     let Prelude {
         items,
         call,
         is_static,
-    } = prelude(&args, &item.sig.ident, &private, is_async);
+    } = prelude(&args, &sig.ident, &private, is_async);
     // The call state, for the loops that build it before the first attempt.
     let prelude = || code!(#moved #items #call);
-    let error_span = error_type_span(&item.sig.output, &kind);
+    let error_span = error_type_span(&sig.output, &kind);
     let parts = Parts {
         private: &private,
         // Type errors about the outcome land on the return type, not on the
@@ -126,13 +132,12 @@ pub fn expand(mut args: Args, function: Function) -> syn::Result<TokenStream> {
         },
     };
 
-    let (inner_attrs, outer_attrs): (Vec<_>, Vec<_>) = item
-        .attrs
+    let (inner_attrs, outer_attrs): (Vec<_>, Vec<_>) = attrs
         .iter()
         .partition(|attr| matches!(attr.style, AttrStyle::Inner(_)));
     let body = match kind {
         Kind::Sync => {
-            let block = attempt_block(&item.block, &args);
+            let block = attempt_body(&body, &args);
             let annotation = match &ret {
                 Some(ret) => code!(-> #ret),
                 None => code!(),
@@ -151,28 +156,27 @@ pub fn expand(mut args: Args, function: Function) -> syn::Result<TokenStream> {
             }
         }
         Kind::Async => {
-            let block = attempt_block(&item.block, &args);
+            let block = attempt_body(&body, &args);
             let looped = parts.retry_loop(&args, parts.async_attempt(&args, block));
             let prelude = prelude();
             code!({ #(#inner_attrs)* #prelude #looped })
         }
-        Kind::AsyncBlock { .. } => {
-            let Some(tail) = item::tail_async_block_mut(&mut item.block) else {
+        Kind::AsyncBlock {
+            block: mut whole, ..
+        } => {
+            let Some(tail) = item::tail_async_block_mut(&mut whole) else {
                 return Err(syn::Error::new(
                     return_span,
                     "expected the body to end in an `async move { .. }` block",
                 ));
             };
-            let block = attempt_block(&tail.block, &args);
+            let block = attempt_body(&item::Body::of(&tail.block), &args);
             let looped = parts.retry_loop(&args, parts.async_attempt(&args, block));
             let prelude = prelude();
             tail.block = syn::parse_quote!({ #prelude #looped });
-            let block = &item.block;
-            code!({ #(#inner_attrs)* #block })
+            code!({ #(#inner_attrs)* #whole })
         }
     };
-    let vis = &item.vis;
-    let sig = &item.sig;
     Ok(code! {
         #(#outer_attrs)*
         #vis #sig #body
@@ -761,9 +765,9 @@ fn classifier(
 /// For each by-value argument the body moves, a check at the move that
 /// fails to compile, naming `clone(..)`, unless the argument is `Copy`.
 /// The trait is local, so that its message can name the argument.
-fn moved_checks(item: &syn::ItemFn, args: &Args) -> TokenStream {
+fn moved_checks(sig: &syn::Signature, body: &item::Body, args: &Args) -> TokenStream {
     let cloned = args.clone.as_deref().unwrap_or_default();
-    moves::moved_arguments(item, cloned)
+    moves::moved_arguments(sig, body, cloned)
         .into_iter()
         .map(|(name, at)| {
             // As the user writes it: `r#type` stays raw in `clone(r#type)`.
@@ -799,19 +803,16 @@ fn moved_checks(item: &syn::ItemFn, args: &Args) -> TokenStream {
         .collect()
 }
 
-/// The body of one attempt: the user's block, with `let x = x.clone();`
-/// for each `clone(x)` put first inside its own braces (a block nested in
+/// The body of one attempt: the user's statements, with `let x = x.clone();`
+/// for each `clone(x)` put first inside their braces (a block nested in
 /// another would draw an `unused_braces` warning on one-line bodies).
-fn attempt_block(block: &syn::Block, args: &Args) -> TokenStream {
-    let Some(clone) = &args.clone else {
-        return block.to_token_stream();
-    };
-    let mut block = block.clone();
-    let clones = clone.iter().map(|name| -> syn::Stmt {
-        syn::parse_quote!(let #name = ::core::clone::Clone::clone(&#name);)
-    });
-    block.stmts.splice(0..0, clones);
-    block.to_token_stream()
+fn attempt_body(body: &item::Body, args: &Args) -> TokenStream {
+    let clones = args
+        .clone
+        .iter()
+        .flatten()
+        .map(|name| quote::quote!(let #name = ::core::clone::Clone::clone(&#name);));
+    body.with_first(clones.collect())
 }
 
 /// A type with `impl Trait` replaced by `_`, or `None` when nothing of it
@@ -843,7 +844,7 @@ impl VisitMut for ImplTraitEraser {
 /// whole return type (an alias such as `io::Result<T>` hides it).
 fn error_type_span(output: &ReturnType, kind: &Kind) -> Span {
     let ty = match (kind, output) {
-        (Kind::AsyncBlock { output }, _) => &**output,
+        (Kind::AsyncBlock { output, .. }, _) => &**output,
         (_, ReturnType::Type(_, ty)) => &**ty,
         (_, ReturnType::Default) => return Span::call_site(),
     };

@@ -1,17 +1,78 @@
 //! The annotated item: which function shapes `#[retry]` takes, and where in
 //! each the retried body is.
 
-use proc_macro2::{Span, TokenStream};
+use proc_macro2::extra::DelimSpan;
+use proc_macro2::{Delimiter, Group, Span, TokenStream, TokenTree};
+use quote::{ToTokens, TokenStreamExt};
+use syn::parse::{ParseStream, Parser};
 use syn::spanned::Spanned;
 use syn::{
-    Block, Expr, ExprAsync, GenericArgument, Item, ItemFn, PathArguments, ReturnType, Stmt,
-    TraitItemFn, Type, TypeParamBound,
+    Attribute, Block, Expr, ExprAsync, GenericArgument, Item, PathArguments, ReturnType, Signature,
+    Stmt, TraitItemFn, Type, TypeParamBound, Visibility, token,
 };
 
 /// A function `#[retry]` can wrap.
 pub struct Function {
-    pub item: ItemFn,
+    /// Outer attributes, then the body's inner ones (as `syn::ItemFn` holds
+    /// them).
+    pub attrs: Vec<Attribute>,
+    pub vis: Visibility,
+    pub sig: Signature,
+    pub body: Body,
     pub kind: Kind,
+}
+
+/// The body's statements as written, inner attributes taken out. They pass
+/// through whole, and are parsed only where the expansion looks inside
+/// them: the macro runs unoptimised, and reading every token of a body
+/// was most of its cost.
+pub struct Body {
+    braces: DelimSpan,
+    stmts: TokenStream,
+    /// The body as written, when it has no inner attributes: passed on as
+    /// it is, since building a group anew costs a copy of every token.
+    whole: Option<Group>,
+}
+
+impl Body {
+    /// A parsed block's statements, as a body.
+    pub fn of(block: &Block) -> Body {
+        let mut stmts = TokenStream::new();
+        stmts.append_all(&block.stmts);
+        Body {
+            braces: block.brace_token.span,
+            stmts,
+            whole: None,
+        }
+    }
+
+    /// The body's statements, parsed.
+    pub fn block(&self) -> syn::Result<Block> {
+        Ok(Block {
+            brace_token: token::Brace { span: self.braces },
+            stmts: Block::parse_within.parse2(self.stmts.clone())?,
+        })
+    }
+
+    /// The body in its own braces, with `first` before its statements.
+    pub fn with_first(&self, first: TokenStream) -> TokenStream {
+        if let Some(whole) = &self.whole
+            && first.is_empty()
+        {
+            return TokenTree::Group(whole.clone()).into();
+        }
+        let mut stmts = first;
+        stmts.extend(self.stmts.clone());
+        let mut group = Group::new(Delimiter::Brace, stmts);
+        group.set_span(self.braces.join());
+        TokenTree::Group(group).into()
+    }
+}
+
+impl ToTokens for Body {
+    fn to_tokens(&self, tokens: &mut TokenStream) {
+        tokens.extend(self.with_first(TokenStream::new()));
+    }
 }
 
 /// Where the retried body is.
@@ -23,19 +84,78 @@ pub enum Kind {
     /// A sync `fn` returning a future whose body ends in `async move { .. }`
     /// or `Box::pin(async move { .. })`, as `#[async_trait]` writes methods:
     /// the async block's content is retried. `output` is the future's
-    /// `Output` type.
-    AsyncBlock { output: Box<Type> },
+    /// `Output` type, `block` the body, parsed.
+    AsyncBlock {
+        output: Box<Type>,
+        block: Box<Block>,
+    },
+}
+
+/// A function's attributes, visibility, signature and body, as
+/// `syn::ItemFn` reads them but without reading the body's statements: the
+/// body is the last token tree, its inner attributes the `#![..]` it starts
+/// with.
+fn function(tokens: TokenStream) -> syn::Result<(Vec<Attribute>, Visibility, Signature, Body)> {
+    let mut head: Vec<TokenTree> = tokens.into_iter().collect();
+    let body = match head.pop() {
+        Some(TokenTree::Group(body)) if body.delimiter() == Delimiter::Brace => body,
+        Some(other) => return Err(syn::Error::new(other.span(), "expected a function body")),
+        None => return Err(syn::Error::new(Span::call_site(), "expected a function")),
+    };
+    let read_head = |input: ParseStream| {
+        let attrs = input.call(Attribute::parse_outer)?;
+        let vis: Visibility = input.parse()?;
+        let sig: Signature = input.parse()?;
+        Ok((attrs, vis, sig))
+    };
+    let (mut attrs, vis, sig) = read_head.parse2(head.into_iter().collect())?;
+    let mut stmts: Vec<TokenTree> = body.stream().into_iter().collect();
+    let inner = inner_attributes(&stmts);
+    let body = if inner == 0 {
+        Body {
+            braces: body.delim_span(),
+            stmts: body.stream(),
+            whole: Some(body),
+        }
+    } else {
+        let rest = stmts.split_off(inner);
+        attrs.extend(Attribute::parse_inner.parse2(stmts.into_iter().collect())?);
+        Body {
+            braces: body.delim_span(),
+            stmts: rest.into_iter().collect(),
+            whole: None,
+        }
+    };
+    Ok((attrs, vis, sig, body))
+}
+
+/// How many of the body's first token trees are inner attributes: `#`, `!`
+/// and a bracketed group each.
+fn inner_attributes(trees: &[TokenTree]) -> usize {
+    let mut end = 0;
+    while let [
+        TokenTree::Punct(hash),
+        TokenTree::Punct(bang),
+        TokenTree::Group(group),
+        ..,
+    ] = &trees[end..]
+        && hash.as_char() == '#'
+        && bang.as_char() == '!'
+        && group.delimiter() == Delimiter::Bracket
+    {
+        end += 3;
+    }
+    end
 }
 
 /// Reads the item; an error for items `#[retry]` cannot wrap, or `Ok(None)`
 /// when the item does not parse at all (the compiler then reports the
 /// syntax error on the untouched tokens).
 pub fn parse(tokens: TokenStream) -> syn::Result<Option<Function>> {
-    let item: ItemFn = match syn::parse2(tokens.clone()) {
-        Ok(item) => item,
+    let (attrs, vis, sig, body) = match function(tokens.clone()) {
+        Ok(parts) => parts,
         Err(_) => return not_a_function(tokens).map(|()| None),
     };
-    let sig = &item.sig;
     if let Some(constness) = &sig.constness {
         return Err(syn::Error::new(
             constness.span,
@@ -53,7 +173,12 @@ pub fn parse(tokens: TokenStream) -> syn::Result<Option<Function>> {
     } else if let ReturnType::Type(_, ty) = &sig.output
         && let Some(output) = future_output(ty)
     {
-        if tail_async_block_mut(&mut item.block.clone()).is_none() {
+        // Its statements must be read to find the async block; when they
+        // do not parse, the compiler reports why on the untouched tokens.
+        let Ok(mut block) = body.block() else {
+            return Ok(None);
+        };
+        if tail_async_block_mut(&mut block).is_none() {
             return Err(syn::Error::new(
                 ty.span(),
                 "this function returns a future that its body builds elsewhere; retrying the body would only rebuild the future, not run it again\nwrite it as an `async fn`, or end the body with an `async move { .. }` block",
@@ -61,6 +186,7 @@ pub fn parse(tokens: TokenStream) -> syn::Result<Option<Function>> {
         }
         Kind::AsyncBlock {
             output: Box::new(output.clone()),
+            block: Box::new(block),
         }
     } else {
         Kind::Sync
@@ -76,7 +202,13 @@ pub fn parse(tokens: TokenStream) -> syn::Result<Option<Function>> {
             ),
         ));
     }
-    Ok(Some(Function { item, kind }))
+    Ok(Some(Function {
+        attrs,
+        vis,
+        sig,
+        body,
+        kind,
+    }))
 }
 
 /// Explains why an item that is not a plain function cannot be wrapped, or
@@ -189,4 +321,77 @@ fn is_box_pin(func: &Expr) -> bool {
         .map(|s| s.ident.to_string())
         .collect();
     segments.ends_with(&["Box".to_owned(), "pin".to_owned()])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn function_of(source: &str) -> Function {
+        match parse(source.parse().unwrap()) {
+            Ok(Some(function)) => function,
+            Ok(None) => panic!("`{source}` was left to the compiler"),
+            Err(error) => panic!("`{source}` was refused: {error}"),
+        }
+    }
+
+    #[test]
+    fn a_body_without_inner_attributes_passes_through_as_written() {
+        let source = "fn f(x: u64) -> Result<u64, E> { let y = x + 1; g(y)? ; Ok(y) }";
+        let function = function_of(source);
+        assert!(function.attrs.is_empty());
+        assert_eq!(function.sig.ident, "f");
+        let body = function.body.with_first(TokenStream::new()).to_string();
+        assert_eq!(body, "{ let y = x + 1 ; g (y) ? ; Ok (y) }");
+        assert_eq!(function.body.block().unwrap().stmts.len(), 3);
+    }
+
+    #[test]
+    fn inner_attributes_join_the_outer_ones_and_leave_the_body() {
+        let source = "#[inline] pub fn f() -> Result<(), E> { #![allow(unused)] #![deny(unsafe_code)] Ok(()) }";
+        let function = function_of(source);
+        let attrs: Vec<String> = function
+            .attrs
+            .iter()
+            .map(|attr| attr.to_token_stream().to_string())
+            .collect();
+        assert_eq!(
+            attrs,
+            [
+                "# [inline]",
+                "# ! [allow (unused)]",
+                "# ! [deny (unsafe_code)]"
+            ]
+        );
+        let body = function.body.with_first(TokenStream::new()).to_string();
+        assert_eq!(body, "{ Ok (()) }");
+    }
+
+    #[test]
+    fn what_goes_first_goes_inside_the_braces() {
+        let function = function_of("fn f(a: String) -> Result<(), E> { use_it(a) }");
+        let first: TokenStream = "let a = a.clone();".parse().unwrap();
+        let body = function.body.with_first(first).to_string();
+        assert_eq!(body, "{ let a = a . clone () ; use_it (a) }");
+    }
+
+    #[test]
+    fn a_body_that_does_not_parse_is_wrapped_and_left_to_the_compiler() {
+        // The compiler reads the body in the expansion and reports its
+        // syntax error there (`tests-build` pins the message).
+        let function = function_of("fn f() -> Result<(), E> { let x = 1 Ok(()) }");
+        assert!(function.body.block().is_err());
+    }
+
+    #[test]
+    fn items_that_are_not_functions_are_refused_or_left_alone() {
+        let error = parse("struct S { a: u8 }".parse().unwrap()).err().unwrap();
+        assert!(error.to_string().contains("not on a struct"), "{error}");
+        let error = parse("fn f() -> Result<(), E>;".parse().unwrap())
+            .err()
+            .unwrap();
+        assert!(error.to_string().contains("needs a body"), "{error}");
+        assert!(matches!(parse("+ {}".parse().unwrap()), Ok(None)));
+        assert!(matches!(parse(TokenStream::new()), Ok(None)));
+    }
 }

@@ -13,30 +13,45 @@
 use proc_macro2::Span;
 use syn::spanned::Spanned;
 use syn::visit::{self, Visit};
-use syn::{Expr, FnArg, Ident, ItemFn, Pat, Type};
+use syn::{Expr, FnArg, Ident, Pat, Signature, Type};
+
+use crate::item::Body;
 
 /// Each by-value argument the body moves, with the span of its first move.
-pub fn moved_arguments(function: &ItemFn, cloned: &[Ident]) -> Vec<(Ident, Span)> {
+/// The body is parsed only when some argument could be moved: an item
+/// whose statements do not parse is left to the compiler.
+pub fn moved_arguments(sig: &Signature, body: &Body, cloned: &[Ident]) -> Vec<(Ident, Span)> {
+    let candidates: Vec<&Ident> = sig
+        .inputs
+        .iter()
+        .filter_map(|input| {
+            let FnArg::Typed(typed) = input else {
+                return None;
+            };
+            let Pat::Ident(pat) = &*typed.pat else {
+                return None;
+            };
+            let by_value = pat.by_ref.is_none()
+                && pat.subpat.is_none()
+                && !matches!(&*typed.ty, Type::Reference(_) | Type::Ptr(_))
+                && !is_primitive(&typed.ty);
+            (by_value && !cloned.contains(&pat.ident)).then_some(&pat.ident)
+        })
+        .collect();
+    if candidates.is_empty() {
+        return Vec::new();
+    }
+    let Ok(block) = body.block() else {
+        return Vec::new();
+    };
     let mut bound = Bound::default();
-    bound.visit_block(&function.block);
-    let candidates = function.sig.inputs.iter().filter_map(|input| {
-        let FnArg::Typed(typed) = input else {
-            return None;
-        };
-        let Pat::Ident(pat) = &*typed.pat else {
-            return None;
-        };
-        let by_value = pat.by_ref.is_none()
-            && pat.subpat.is_none()
-            && !matches!(&*typed.ty, Type::Reference(_) | Type::Ptr(_))
-            && !is_primitive(&typed.ty);
-        let name = &pat.ident;
-        (by_value && !cloned.contains(name) && !bound.names.contains(name)).then_some(name)
-    });
+    bound.visit_block(&block);
     candidates
+        .into_iter()
+        .filter(|name| !bound.names.contains(name))
         .filter_map(|name| {
             let mut moves = Moves { name, first: None };
-            moves.visit_block(&function.block);
+            moves.visit_block(&block);
             moves.first.map(|span| (name.clone(), span))
         })
         .collect()

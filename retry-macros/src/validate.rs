@@ -60,7 +60,7 @@ fn check_argument(
     what: &str,
     by_value: bool,
 ) -> syn::Result<()> {
-    let sig = &function.item.sig;
+    let sig = &function.sig;
     if name == "self" {
         let message = if by_value {
             "`clone(self)` is not supported: take `&self` (or `self: Arc<Self>` used by reference) so each attempt can borrow it"

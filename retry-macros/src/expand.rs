@@ -88,6 +88,7 @@ pub fn expand(mut args: Args, function: Function) -> syn::Result<TokenStream> {
         None => code!(::reattempt),
     };
     let private = code!(#krate::__private);
+    let traits = traits(&args, &private, matches!(kind, Kind::Sync));
 
     let return_span = match &sig.output {
         ReturnType::Type(_, ty) => ty.span(),
@@ -145,21 +146,21 @@ pub fn expand(mut args: Args, function: Function) -> syn::Result<TokenStream> {
             let policy = &parts.policy;
             if is_static && first_attempt_early(&args) {
                 let looped = parts.early_first_attempt(&args, code!(|| #annotation #block));
-                code!({ #(#inner_attrs)* #moved #items #looped })
+                code!({ #(#inner_attrs)* #traits #moved #items #looped })
             } else {
                 let looped = parts.retry_loop(
                     &args,
                     code!(__retry_call.scope(#policy, || #annotation #block)),
                 );
                 let prelude = prelude();
-                code!({ #(#inner_attrs)* #prelude #looped })
+                code!({ #(#inner_attrs)* #traits #prelude #looped })
             }
         }
         Kind::Async => {
             let block = attempt_body(&body, &args);
             let looped = parts.retry_loop(&args, parts.async_attempt(&args, block));
             let prelude = prelude();
-            code!({ #(#inner_attrs)* #prelude #looped })
+            code!({ #(#inner_attrs)* #traits #prelude #looped })
         }
         Kind::AsyncBlock {
             block: mut whole, ..
@@ -173,7 +174,7 @@ pub fn expand(mut args: Args, function: Function) -> syn::Result<TokenStream> {
             let block = attempt_body(&item::Body::of(&tail.block), &args);
             let looped = parts.retry_loop(&args, parts.async_attempt(&args, block));
             let prelude = prelude();
-            tail.block = syn::parse_quote!({ #prelude #looped });
+            tail.block = syn::parse_quote!({ #traits #prelude #looped });
             code!({ #(#inner_attrs)* #whole })
         }
     };
@@ -181,6 +182,32 @@ pub fn expand(mut args: Args, function: Function) -> syn::Result<TokenStream> {
         #(#outer_attrs)*
         #vis #sig #body
     })
+}
+
+/// The traits that pick, by autoref, how the expansion's method calls read
+/// the user's types (an error's text, a value's judgement, a field, a
+/// timeout, a hook's return), imported once for the whole body: an import
+/// in each closure made each closure's block a scope of its own to resolve.
+fn traits(args: &Args, private: &TokenStream, is_sync: bool) -> TokenStream {
+    let mut pairs = vec![code!(DescribeDebug as _, DescribeDisplay as _)];
+    if args.if_result.is_none() {
+        pairs.push(code!(ValueAccepted as _, ValueFailure as _));
+    }
+    if args.fields.is_some() {
+        pairs.push(code!(FieldDebug as _, FieldText as _));
+    }
+    if !is_sync {
+        pairs.push(code!(
+            NotTimeoutable as _,
+            Timeoutable as _,
+            HookFuture as _,
+            HookUnit as _
+        ));
+    }
+    code! {
+        #[allow(unused_imports)]
+        use #private::{#(#pairs),*};
+    }
 }
 
 /// What every part of the loop needs to know.
@@ -343,11 +370,7 @@ impl Parts<'_> {
                 Some(code!(__retry_call.#timed(#scoped, #timer)))
             }
             (None, Some(_), Some(ret)) => Some(code! {
-                __retry_call.cut(#scoped, #timer, {
-                    #[allow(unused_imports)]
-                    use #private::{NotTimeoutable as _, Timeoutable as _};
-                    (&#private::TimeoutOf::<#ret>::new()).__retry_from_timeout()
-                })
+                __retry_call.cut(#scoped, #timer, (&#private::TimeoutOf::<#ret>::new()).__retry_from_timeout())
             }),
             _ => None,
         };
@@ -380,11 +403,7 @@ impl Parts<'_> {
     fn describe(&self) -> TokenStream {
         let private = self.private;
         code! {
-            |__retry_e, __retry_f| {
-                #[allow(unused_imports)]
-                use #private::{DescribeDebug as _, DescribeDisplay as _};
-                (&#private::Describe(__retry_e)).__retry_describe(__retry_f)
-            }
+            |__retry_e, __retry_f| (&#private::Describe(__retry_e)).__retry_describe(__retry_f)
         }
     }
 
@@ -395,11 +414,7 @@ impl Parts<'_> {
         match &args.if_result {
             Some(predicate) => code!(|__retry_v| #private::reject_with(__retry_v, #predicate)),
             None => code! {
-                |__retry_v| {
-                    #[allow(unused_imports)]
-                    use #private::{ValueAccepted as _, ValueFailure as _};
-                    (&#private::Value(__retry_v)).__retry_value()
-                }
+                |__retry_v| (&#private::Value(__retry_v)).__retry_value()
             },
         }
     }
@@ -414,15 +429,11 @@ impl Parts<'_> {
                 (
                     code! {
                         || {
-                            #[allow(unused_imports)]
-                            use #private::{FieldDebug as _, FieldText as _};
                             #private::tracing::error_span!(target: "reattempt", "retry", #(#fields = ?(&&#private::FieldOf(&#fields)).__retry_field()),*)
                         }
                     },
                     code! {
                         |__retry_visit: #private::FieldVisitor<'_>| {
-                            #[allow(unused_imports)]
-                            use #private::{FieldDebug as _, FieldText as _};
                             #(__retry_visit(#names, &(&&#private::FieldOf(&#fields)).__retry_field());)*
                         }
                     },
@@ -451,11 +462,7 @@ impl Parts<'_> {
         let call = code!(#private::call_hook(&__retry_call.context(#seen), #hook));
         if self.is_async {
             code! {
-                {
-                    #[allow(unused_imports)]
-                    use #private::{HookFuture as _, HookUnit as _};
-                    #private::HookReturn(#call).__retry_hook().await;
-                }
+                #private::HookReturn(#call).__retry_hook().await;
             }
         } else {
             code!(let () = #call;)

@@ -490,6 +490,7 @@ mod dead_letter_table {
             .json()
             .with_writer(move || Buffer(Arc::clone(&writer)))
             .finish();
+        crate::common::one_interest_per_thread();
         let _guard = tracing::subscriber::set_default(subscriber);
         let error = charge(99).await.unwrap_err();
         assert_eq!(

@@ -21,6 +21,7 @@ pub fn capture_logs(f: impl FnOnce()) -> (Vec<serde_json::Value>, String) {
         }
     }
 
+    one_interest_per_thread();
     let captured = Captured::default();
     let writer = captured.clone();
     let subscriber = tracing_subscriber::fmt()
@@ -35,4 +36,16 @@ pub fn capture_logs(f: impl FnOnce()) -> (Vec<serde_json::Value>, String) {
         .map(|line| serde_json::from_str(line).unwrap_or_else(|e| panic!("{e}: {line}")))
         .collect();
     (events, text)
+}
+
+/// Keeps a second dispatcher registered for the rest of the process, one
+/// that wants nothing. With a single registered dispatcher, `tracing` works
+/// out a callsite's interest from the default of whichever thread reaches
+/// it first: a test running beside this one without a subscriber would
+/// turn the callsite off for every thread, and this test's logs would miss
+/// its events. With two it asks each, and then each event asks its own
+/// thread's subscriber.
+pub fn one_interest_per_thread() {
+    static ANCHOR: std::sync::OnceLock<tracing::Dispatch> = std::sync::OnceLock::new();
+    ANCHOR.get_or_init(|| tracing::Dispatch::new(tracing::subscriber::NoSubscriber::default()));
 }

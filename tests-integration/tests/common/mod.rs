@@ -104,3 +104,14 @@ pub fn child_count<T: std::str::FromStr>(child: std::process::Child, key: &str) 
         .and_then(|count| count.parse().ok())
         .unwrap_or_else(|| panic!("no {key} count in {text}"))
 }
+
+/// Keeps a second dispatcher registered for the rest of the process, one
+/// that wants nothing, so that a test capturing its logs on its own thread
+/// sees its events: with a single registered dispatcher, `tracing` works
+/// out a callsite's interest from the default of whichever thread reaches
+/// it first, and a test beside it without a subscriber would turn the
+/// callsite off for every thread.
+pub fn one_interest_per_thread() {
+    static ANCHOR: std::sync::OnceLock<tracing::Dispatch> = std::sync::OnceLock::new();
+    ANCHOR.get_or_init(|| tracing::Dispatch::new(tracing::subscriber::NoSubscriber::default()));
+}

@@ -745,12 +745,14 @@ fn classifier(
             // Every token of the call at the error type's own span, so that a
             // type without a classification is reported there, once.
             let by_type = respan(code!(#private::classify_by_type), error_span);
-            let error = Ident::new("__retry_error", error_span);
-            let classify = quote_spanned!(error_span=> #by_type(#error));
             if external_api {
+                let error = Ident::new("__retry_error", error_span);
+                let classify = quote_spanned!(error_span=> #by_type(#error));
                 code!(|#error| #private::external_api(#classify))
             } else {
-                code!(|#error| #classify)
+                // The function itself: a closure around it is one more body
+                // for the compiler to check.
+                by_type
             }
         }
         Some(On::Matches(pat)) => {

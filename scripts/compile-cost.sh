@@ -140,7 +140,7 @@ echo "## Compile cost per annotated function ($n functions, median of $runs rebu
 echo
 echo "Milliseconds per function over the plain crate, and the crate's own seconds."
 echo
-printf '| variant | outcome types | release, wall | release, CPU | check, wall | check, CPU |\n'
+printf '| variant | shape | release, wall | release, CPU | check, wall | check, CPU |\n'
 printf '|---|---|---:|---:|---:|---:|\n'
 for shape in shared distinct async long; do
     for variant in plain reattempt backon; do
@@ -187,7 +187,7 @@ instructions() {
 echo
 echo "## Instructions rustc executes per annotated function (callgrind: 40 functions less 20, over 20)"
 echo
-printf '| variant | outcome types | release build (millions) | check (millions) |\n'
+printf '| variant | shape | release build (millions) | check (millions) |\n'
 printf '|---|---|---:|---:|\n'
 for shape in shared distinct async long; do
     for variant in reattempt backon; do

@@ -3,7 +3,7 @@
 
 use proc_macro2::extra::DelimSpan;
 use proc_macro2::{Delimiter, Group, Span, TokenStream, TokenTree};
-use quote::{ToTokens, TokenStreamExt};
+use quote::TokenStreamExt;
 use syn::parse::{ParseStream, Parser};
 use syn::spanned::Spanned;
 use syn::{
@@ -66,12 +66,6 @@ impl Body {
         let mut group = Group::new(Delimiter::Brace, stmts);
         group.set_span(self.braces.join());
         TokenTree::Group(group).into()
-    }
-}
-
-impl ToTokens for Body {
-    fn to_tokens(&self, tokens: &mut TokenStream) {
-        tokens.extend(self.with_first(TokenStream::new()));
     }
 }
 
@@ -149,8 +143,9 @@ fn inner_attributes(trees: &[TokenTree]) -> usize {
 }
 
 /// Reads the item; an error for items `#[retry]` cannot wrap, or `Ok(None)`
-/// when the item does not parse at all (the compiler then reports the
-/// syntax error on the untouched tokens).
+/// when what it must read does not parse (the compiler then reports the
+/// syntax error on the untouched tokens). A body's statements it does not
+/// read are the compiler's to judge, in the expansion.
 pub fn parse(tokens: TokenStream) -> syn::Result<Option<Function>> {
     let (attrs, vis, sig, body) = match function(tokens.clone()) {
         Ok(parts) => parts,
@@ -326,6 +321,7 @@ fn is_box_pin(func: &Expr) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use quote::ToTokens;
 
     fn function_of(source: &str) -> Function {
         match parse(source.parse().unwrap()) {

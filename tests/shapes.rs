@@ -255,3 +255,21 @@ fn attributed(calls: &Cell<u32>) -> io::Result<u32> {
 fn attributes_and_inner_attributes_are_kept() {
     assert_eq!(attributed(&Cell::new(0)).unwrap(), 2);
 }
+
+// A function a declarative macro writes: the body arrives as one `$body`
+// fragment, and the compiler hands the attribute each fragment in
+// invisible delimiters.
+macro_rules! retried {
+    ($name:ident, $calls:ident, $body:block) => {
+        #[retry(max = 3, sleep = no_wait)]
+        fn $name($calls: &Cell<u32>) -> io::Result<u32> $body
+    };
+}
+
+retried!(from_a_macro, calls, { fail_until(calls, 3) });
+
+#[test]
+fn a_function_a_macro_writes_from_fragments() {
+    let calls = Cell::new(0);
+    assert_eq!(from_a_macro(&calls).unwrap(), 3);
+}

@@ -91,10 +91,10 @@ pub enum Kind {
 /// with.
 fn function(tokens: TokenStream) -> syn::Result<(Vec<Attribute>, Visibility, Signature, Body)> {
     let mut head: Vec<TokenTree> = tokens.into_iter().collect();
-    let body = match head.pop() {
-        Some(TokenTree::Group(body)) if body.delimiter() == Delimiter::Brace => body,
-        Some(other) => return Err(syn::Error::new(other.span(), "expected a function body")),
-        None => return Err(syn::Error::new(Span::call_site(), "expected a function")),
+    let last = head.pop();
+    let Some(body) = last.clone().and_then(braces) else {
+        let span = last.map_or_else(Span::call_site, |last| last.span());
+        return Err(syn::Error::new(span, "expected a function body"));
     };
     let read_head = |input: ParseStream| {
         let attrs = input.call(Attribute::parse_outer)?;
@@ -121,6 +121,25 @@ fn function(tokens: TokenStream) -> syn::Result<(Vec<Attribute>, Visibility, Sig
         }
     };
     Ok((attrs, vis, sig, body))
+}
+
+/// The braced group `tree` is, or holds alone in invisible delimiters: a
+/// declarative macro's `$body:block` reaches the attribute in those.
+fn braces(tree: TokenTree) -> Option<Group> {
+    let TokenTree::Group(group) = tree else {
+        return None;
+    };
+    match group.delimiter() {
+        Delimiter::Brace => Some(group),
+        Delimiter::None => {
+            let mut trees = group.stream().into_iter();
+            match (trees.next(), trees.next()) {
+                (Some(only), None) => braces(only),
+                _ => None,
+            }
+        }
+        Delimiter::Parenthesis | Delimiter::Bracket => None,
+    }
 }
 
 /// How many of the body's first token trees are inner attributes: `#`, `!`

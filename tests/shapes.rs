@@ -256,20 +256,39 @@ fn attributes_and_inner_attributes_are_kept() {
     assert_eq!(attributed(&Cell::new(0)).unwrap(), 2);
 }
 
-// A function a declarative macro writes: the body arrives as one `$body`
-// fragment, and the compiler hands the attribute each fragment in
-// invisible delimiters.
+// Functions a declarative macro writes: from fragments (the compiler hands
+// the attribute a `$body`, a `$ret` or a `$vis` in invisible delimiters),
+// or handed over whole.
 macro_rules! retried {
-    ($name:ident, $calls:ident, $body:block) => {
+    ($vis:vis $name:ident, $calls:ident, $ret:ty, $body:block) => {
         #[retry(max = 3, sleep = no_wait)]
-        fn $name($calls: &Cell<u32>) -> io::Result<u32> $body
+        $vis fn $name($calls: &Cell<u32>) -> $ret $body
     };
 }
 
-retried!(from_a_macro, calls, { fail_until(calls, 3) });
+retried!(pub(crate) from_a_macro, calls, io::Result<u32>, { fail_until(calls, 3) });
 
 #[test]
 fn a_function_a_macro_writes_from_fragments() {
     let calls = Cell::new(0);
     assert_eq!(from_a_macro(&calls).unwrap(), 3);
+}
+
+macro_rules! retried_item {
+    ($f:item) => {
+        #[retry(max = 3, sleep = no_wait)]
+        $f
+    };
+}
+
+retried_item! {
+    fn from_an_item_fragment(calls: &Cell<u32>) -> io::Result<u32> {
+        fail_until(calls, 3)
+    }
+}
+
+#[test]
+fn a_function_a_macro_hands_over_whole() {
+    let calls = Cell::new(0);
+    assert_eq!(from_an_item_fragment(&calls).unwrap(), 3);
 }

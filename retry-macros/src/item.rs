@@ -26,12 +26,16 @@ pub struct Function {
 /// through whole, and are parsed only where the expansion looks inside
 /// them: the macro runs unoptimised, and reading every token of a body
 /// was most of its cost.
-pub struct Body {
-    braces: DelimSpan,
-    stmts: TokenStream,
-    /// The body as written, when it has no inner attributes: passed on as
-    /// it is, since building a group anew costs a copy of every token.
-    whole: Option<Group>,
+pub enum Body {
+    /// The body as written, with no inner attributes: passed on as it is,
+    /// since building a group anew costs a copy of every token.
+    Whole(Group),
+    /// Statements to put back in braces spanned as `braces`: a body's whose
+    /// inner attributes were taken out, or a parsed block's.
+    Stmts {
+        braces: DelimSpan,
+        stmts: TokenStream,
+    },
 }
 
 impl Body {
@@ -39,32 +43,40 @@ impl Body {
     pub fn of(block: &Block) -> Body {
         let mut stmts = TokenStream::new();
         stmts.append_all(&block.stmts);
-        Body {
+        Body::Stmts {
             braces: block.brace_token.span,
             stmts,
-            whole: None,
+        }
+    }
+
+    /// The span of the braces, and the statements.
+    fn parts(&self) -> (DelimSpan, TokenStream) {
+        match self {
+            Body::Whole(group) => (group.delim_span(), group.stream()),
+            Body::Stmts { braces, stmts } => (*braces, stmts.clone()),
         }
     }
 
     /// The body's statements, parsed.
     pub fn block(&self) -> syn::Result<Block> {
+        let (braces, stmts) = self.parts();
         Ok(Block {
-            brace_token: token::Brace { span: self.braces },
-            stmts: Block::parse_within.parse2(self.stmts.clone())?,
+            brace_token: token::Brace { span: braces },
+            stmts: Block::parse_within.parse2(stmts)?,
         })
     }
 
     /// The body in its own braces, with `first` before its statements.
-    pub fn with_first(&self, first: TokenStream) -> TokenStream {
-        if let Some(whole) = &self.whole
+    pub fn with_first(&self, mut first: TokenStream) -> TokenStream {
+        if let Body::Whole(group) = self
             && first.is_empty()
         {
-            return TokenTree::Group(whole.clone()).into();
+            return TokenTree::Group(group.clone()).into();
         }
-        let mut stmts = first;
-        stmts.extend(self.stmts.clone());
-        let mut group = Group::new(Delimiter::Brace, stmts);
-        group.set_span(self.braces.join());
+        let (braces, stmts) = self.parts();
+        first.extend(stmts);
+        let mut group = Group::new(Delimiter::Brace, first);
+        group.set_span(braces.join());
         TokenTree::Group(group).into()
     }
 }
@@ -91,10 +103,12 @@ pub enum Kind {
 /// with.
 fn function(tokens: TokenStream) -> syn::Result<(Vec<Attribute>, Visibility, Signature, Body)> {
     let mut head: Vec<TokenTree> = tokens.into_iter().collect();
-    let last = head.pop();
-    let Some(body) = last.clone().and_then(braces) else {
-        let span = last.map_or_else(Span::call_site, |last| last.span());
-        return Err(syn::Error::new(span, "expected a function body"));
+    // The error is never shown: the caller then says what the item is.
+    let Some(body) = head.pop().and_then(braces) else {
+        return Err(syn::Error::new(
+            Span::call_site(),
+            "expected a function body",
+        ));
     };
     let read_head = |input: ParseStream| {
         let attrs = input.call(Attribute::parse_outer)?;
@@ -106,18 +120,13 @@ fn function(tokens: TokenStream) -> syn::Result<(Vec<Attribute>, Visibility, Sig
     let mut stmts: Vec<TokenTree> = body.stream().into_iter().collect();
     let inner = inner_attributes(&stmts);
     let body = if inner == 0 {
-        Body {
-            braces: body.delim_span(),
-            stmts: body.stream(),
-            whole: Some(body),
-        }
+        Body::Whole(body)
     } else {
         let rest = stmts.split_off(inner);
         attrs.extend(Attribute::parse_inner.parse2(stmts.into_iter().collect())?);
-        Body {
+        Body::Stmts {
             braces: body.delim_span(),
             stmts: rest.into_iter().collect(),
-            whole: None,
         }
     };
     Ok((attrs, vis, sig, body))

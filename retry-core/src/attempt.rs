@@ -46,11 +46,11 @@ pub use first::{Rest, first_attempt, rest_sync};
 pub type FieldVisitor<'v> = &'v mut dyn FnMut(&'static str, &dyn fmt::Debug);
 
 /// No `fields(..)`: records carry no arguments.
-#[inline(always)]
+#[inline]
 pub fn no_fields(_: FieldVisitor<'_>) {}
 
 /// No `fields(..)`: log events go in no extra span.
-#[inline(always)]
+#[inline]
 pub fn no_span() -> Span {
     Span::none()
 }

@@ -173,7 +173,7 @@ exec "$rustc" "$@"
 WRAPPER
 chmod +x "$wrapper"
 
-# Millions of instructions rustc executes to rebuild the crate alone.
+# Instructions rustc executes to rebuild the crate alone.
 instructions() {
     local dir=$1 command=$2 out="$work/callgrind.out"
     touch "$dir/src/lib.rs"
@@ -181,7 +181,7 @@ instructions() {
     # shellcheck disable=SC2086
     COMPILE_COST_OUT="$out" RUSTC_WRAPPER="$wrapper" \
         cargo $command --quiet --manifest-path "$dir/Cargo.toml" --target-dir "$work/target-counted" >/dev/null
-    awk '/^summary:/ { printf "%.1f", $2 / 1e6 }' "$out"
+    awk '/^summary:/ { print $2 }' "$out"
 }
 
 echo
@@ -202,7 +202,7 @@ for shape in shared distinct async long; do
             done
             small=$(instructions "$work/$variant-$shape-20" "$command")
             large=$(instructions "$work/$variant-$shape-40" "$command")
-            row+=$(awk -v s="$small" -v l="$large" 'BEGIN { printf " | %.1f", (l - s) / 20 }')
+            row+=$(awk -v s="$small" -v l="$large" 'BEGIN { printf " | %.1f", (l - s) / 20 / 1e6 }')
         done
         echo "$row |"
     done

@@ -10,6 +10,7 @@
 //! the alerts raised, and the calls cancelled before they ended. Every
 //! count is an atomic add, exact under any contention.
 
+use core::mem;
 use core::ptr;
 use core::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicU64, Ordering};
 use core::time::Duration;
@@ -233,30 +234,46 @@ pub struct Alert {
 }
 
 impl Site {
+    /// A site with nothing counted yet, and no name. Every site starts as
+    /// a copy of it: the compiler evaluates a constant once per crate, but
+    /// each `static` initialiser on its own, so the expansion's `Site::new`
+    /// only copies this and sets the name.
+    // Never borrowed, only copied into a new site, which is what a constant
+    // with atomics in it is fit for.
+    #[allow(clippy::declare_interior_mutable_const)]
+    const UNNAMED: Site = Site {
+        name: "",
+        registered: AtomicBool::new(false),
+        next: AtomicPtr::new(ptr::null_mut()),
+        first_try: AtomicU64::new(0),
+        after_retries: AtomicU64::new(0),
+        gave_up: [const { AtomicU64::new(0) }; GiveUp::ALL.len()],
+        retries: AtomicU64::new(0),
+        nanos: AtomicU64::new(0),
+        alerts: AtomicU64::new(0),
+        cancelled: AtomicU64::new(0),
+        streak_active: AtomicBool::new(false),
+        streak: Mutex::new(Streak {
+            class: Class::Transient,
+            code: None,
+            count: 0,
+            fired: false,
+        }),
+        nested_warned: AtomicBool::new(false),
+        invalid_policies: AtomicU32::new(0),
+        labels: export::Labels::new(""),
+    };
+
     /// The site of the function named `name`.
     pub const fn new(name: &'static str) -> Site {
-        Site {
-            name,
-            registered: AtomicBool::new(false),
-            next: AtomicPtr::new(ptr::null_mut()),
-            first_try: AtomicU64::new(0),
-            after_retries: AtomicU64::new(0),
-            gave_up: [const { AtomicU64::new(0) }; GiveUp::ALL.len()],
-            retries: AtomicU64::new(0),
-            nanos: AtomicU64::new(0),
-            alerts: AtomicU64::new(0),
-            cancelled: AtomicU64::new(0),
-            streak_active: AtomicBool::new(false),
-            streak: Mutex::new(Streak {
-                class: Class::Transient,
-                code: None,
-                count: 0,
-                fired: false,
-            }),
-            nested_warned: AtomicBool::new(false),
-            invalid_policies: AtomicU32::new(0),
-            labels: export::Labels::new(name),
-        }
+        let mut site = Site::UNNAMED;
+        site.name = name;
+        // The unnamed labels are forgotten, not dropped: with `metrics` they
+        // hold a `OnceLock`, whose destructor cannot run in a constant, and
+        // they own nothing yet.
+        #[allow(clippy::forget_non_drop)]
+        mem::forget(mem::replace(&mut site.labels, export::Labels::new(name)));
+        site
     }
 
     /// The function's name.

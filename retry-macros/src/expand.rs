@@ -52,6 +52,8 @@
 //!
 //! The body's tokens appear exactly once.
 
+use std::borrow::Cow;
+
 use proc_macro2::{Span, TokenStream, TokenTree};
 use quote::{ToTokens, quote_spanned};
 use syn::spanned::Spanned;
@@ -102,7 +104,7 @@ pub fn expand(mut args: Args, function: Function) -> syn::Result<TokenStream> {
         },
     };
     let is_async = !matches!(kind, Kind::Sync);
-    let moved = moved_checks(&sig, &body, &args);
+    let moved = moved_checks(&sig, &body, &kind, &args);
     let Prelude {
         items,
         call,
@@ -774,9 +776,14 @@ fn classifier(
 /// For each by-value argument the body moves, a check at the move that
 /// fails to compile, naming `clone(..)`, unless the argument is `Copy`.
 /// The trait is local, so that its message can name the argument.
-fn moved_checks(sig: &syn::Signature, body: &item::Body, args: &Args) -> TokenStream {
+fn moved_checks(sig: &syn::Signature, body: &item::Body, kind: &Kind, args: &Args) -> TokenStream {
     let cloned = args.clone.as_deref().unwrap_or_default();
-    moves::moved_arguments(sig, body, cloned)
+    // A body ending in an async block was parsed already, to find it.
+    let block = || match kind {
+        Kind::AsyncBlock { block, .. } => Some(Cow::Borrowed(&**block)),
+        Kind::Sync | Kind::Async => body.block().ok().map(Cow::Owned),
+    };
+    moves::moved_arguments(sig, block, cloned)
         .into_iter()
         .map(|(name, at)| {
             // As the user writes it: `r#type` stays raw in `clone(r#type)`.

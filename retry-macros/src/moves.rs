@@ -10,17 +10,22 @@
 //! closures, nested items; method receivers; names bound again in the
 //! body) are left to rustc.
 
+use std::borrow::Cow;
+
 use proc_macro2::Span;
 use syn::spanned::Spanned;
 use syn::visit::{self, Visit};
-use syn::{Expr, FnArg, Ident, Pat, Signature, Type};
-
-use crate::item::Body;
+use syn::{Block, Expr, FnArg, Ident, Pat, Signature, Type};
 
 /// Each by-value argument the body moves, with the span of its first move.
-/// The body is parsed only when some argument could be moved: an item
-/// whose statements do not parse is left to the compiler.
-pub fn moved_arguments(sig: &Signature, body: &Body, cloned: &[Ident]) -> Vec<(Ident, Span)> {
+/// `block` gives the body's statements, parsed, or `None` when they do not
+/// parse (the compiler then judges them); it is called only when some
+/// argument could be moved.
+pub fn moved_arguments<'b>(
+    sig: &Signature,
+    block: impl FnOnce() -> Option<Cow<'b, Block>>,
+    cloned: &[Ident],
+) -> Vec<(Ident, Span)> {
     let candidates: Vec<&Ident> = sig
         .inputs
         .iter()
@@ -41,7 +46,7 @@ pub fn moved_arguments(sig: &Signature, body: &Body, cloned: &[Ident]) -> Vec<(I
     if candidates.is_empty() {
         return Vec::new();
     }
-    let Ok(block) = body.block() else {
+    let Some(block) = block() else {
         return Vec::new();
     };
     let mut bound = Bound::default();

@@ -229,6 +229,34 @@ fn later_boxed<'a>(
     Box::pin(async move { fail_until(calls, 3) })
 }
 
+/// What comes before the async block runs once, when the future is built,
+/// so it may consume a by-value argument; only the block is retried.
+#[retry(max = 3, backoff = fixed(1s))]
+fn later_labelled<'a>(
+    label: String,
+    calls: &'a Cell<u32>,
+) -> impl std::future::Future<Output = io::Result<(u32, String)>> + 'a {
+    let shown = consumed(label);
+    async move { fail_until(calls, 3).map(|n| (n, shown.clone())) }
+}
+
+fn consumed(label: String) -> String {
+    label + "!"
+}
+
+/// The block moves the argument: each attempt moves a clone of its own, as
+/// the move's compile error advises.
+#[retry(max = 3, backoff = fixed(1s), clone(label))]
+fn later_consuming<'a>(
+    label: String,
+    calls: &'a Cell<u32>,
+) -> impl std::future::Future<Output = io::Result<(u32, String)>> + 'a {
+    async move {
+        let shown = consumed(label);
+        fail_until(calls, 3).map(|n| (n, shown))
+    }
+}
+
 #[tokio::test(start_paused = true)]
 async fn sync_functions_returning_an_async_block_retry_the_block() {
     let started = tokio::time::Instant::now();
@@ -239,6 +267,12 @@ async fn sync_functions_returning_an_async_block_retry_the_block() {
     assert_eq!(started.elapsed(), Duration::from_secs(2));
     let calls = Cell::new(0);
     assert_eq!(later_boxed(&calls).await.unwrap(), 3);
+    let calls = Cell::new(0);
+    let future = later_labelled("order".to_owned(), &calls);
+    assert_eq!(future.await.unwrap(), (3, "order!".to_owned()));
+    let calls = Cell::new(0);
+    let future = later_consuming("order".to_owned(), &calls);
+    assert_eq!(future.await.unwrap(), (3, "order!".to_owned()));
 }
 
 #[deny(unused_mut)]

@@ -165,7 +165,9 @@ pub fn expand(mut args: Args, function: Function) -> syn::Result<TokenStream> {
             code!({ #(#inner_attrs)* #traits #prelude #looped })
         }
         Kind::AsyncBlock {
-            block: mut whole, ..
+            block: mut whole,
+            retried,
+            ..
         } => {
             let Some(tail) = item::tail_async_block_mut(&mut whole) else {
                 return Err(syn::Error::new(
@@ -173,7 +175,7 @@ pub fn expand(mut args: Args, function: Function) -> syn::Result<TokenStream> {
                     "expected the body to end in an `async move { .. }` block",
                 ));
             };
-            let block = attempt_body(&item::Body::of(&tail.block), &args);
+            let block = attempt_body(&item::Body::of(&retried), &args);
             let looped = parts.retry_loop(&args, parts.async_attempt(&args, block));
             let prelude = prelude();
             tail.block = syn::parse_quote!({ #traits #prelude #looped });
@@ -778,12 +780,19 @@ fn classifier(
 /// The trait is local, so that its message can name the argument.
 fn moved_checks(sig: &syn::Signature, body: &item::Body, kind: &Kind, args: &Args) -> TokenStream {
     let cloned = args.clone.as_deref().unwrap_or_default();
-    // A body ending in an async block was parsed already, to find it.
-    let block = || match kind {
-        Kind::AsyncBlock { block, .. } => Some(Cow::Borrowed(&**block)),
-        Kind::Sync | Kind::Async => body.block().ok().map(Cow::Owned),
+    // A body ending in an async block was parsed already, to find it; only
+    // the block's content runs once per attempt.
+    let parsed = || match kind {
+        Kind::AsyncBlock { block, retried, .. } => Some(moves::Parsed {
+            each_attempt: Cow::Borrowed(&**retried),
+            once: Some(&**block),
+        }),
+        Kind::Sync | Kind::Async => body.block().ok().map(|block| moves::Parsed {
+            each_attempt: Cow::Owned(block),
+            once: None,
+        }),
     };
-    moves::moved_arguments(sig, block, cloned)
+    moves::moved_arguments(sig, parsed, cloned)
         .into_iter()
         .map(|(name, at)| {
             // As the user writes it: `r#type` stays raw in `clone(r#type)`.

@@ -1,6 +1,8 @@
 //! The annotated item: which function shapes `#[retry]` takes, and where in
 //! each the retried body is.
 
+use std::mem;
+
 use proc_macro2::extra::DelimSpan;
 use proc_macro2::{Delimiter, Group, Span, TokenStream, TokenTree};
 use quote::TokenStreamExt;
@@ -90,10 +92,13 @@ pub enum Kind {
     /// A sync `fn` returning a future whose body ends in `async move { .. }`
     /// or `Box::pin(async move { .. })`, as `#[async_trait]` writes methods:
     /// the async block's content is retried. `output` is the future's
-    /// `Output` type, `block` the body, parsed.
+    /// `Output` type, `block` the body, parsed, with that block emptied, and
+    /// `retried` the block's statements. What comes before the block runs
+    /// once, when the future is built.
     AsyncBlock {
         output: Box<Type>,
         block: Box<Block>,
+        retried: Box<Block>,
     },
 }
 
@@ -201,15 +206,21 @@ pub fn parse(tokens: TokenStream) -> syn::Result<Option<Function>> {
         let Ok(mut block) = body.block() else {
             return Ok(None);
         };
-        if tail_async_block_mut(&mut block).is_none() {
+        let Some(tail) = tail_async_block_mut(&mut block) else {
             return Err(syn::Error::new(
                 ty.span(),
                 "this function returns a future that its body builds elsewhere; retrying the body would only rebuild the future, not run it again\nwrite it as an `async fn`, or end the body with an `async move { .. }` block",
             ));
-        }
+        };
+        let emptied = Block {
+            brace_token: tail.block.brace_token,
+            stmts: Vec::new(),
+        };
+        let retried = mem::replace(&mut tail.block, emptied);
         Kind::AsyncBlock {
             output: Box::new(output.clone()),
             block: Box::new(block),
+            retried: Box::new(retried),
         }
     } else {
         Kind::Sync

@@ -7,8 +7,11 @@
 //! loops over it), the expansion adds a check that compiles to nothing when
 //! the argument's type is `Copy`, and otherwise fails at that use with a
 //! message that names `clone(..)`. Uses it cannot judge (inside macros,
-//! closures, nested items; method receivers; names bound again in the
-//! body) are left to rustc.
+//! closures, async blocks, nested items; method receivers; names bound
+//! again in the body) are left to rustc. Of a function that returns the
+//! async block its body ends with, only that block's content runs once per
+//! attempt: what comes before it runs once per call, and may move an
+//! argument.
 
 use std::borrow::Cow;
 
@@ -17,13 +20,22 @@ use syn::spanned::Spanned;
 use syn::visit::{self, Visit};
 use syn::{Block, Expr, FnArg, Ident, Pat, Signature, Type};
 
-/// Each by-value argument the body moves, with the span of its first move.
-/// `block` gives the body's statements, parsed, or `None` when they do not
-/// parse (the compiler then judges them); it is called only when some
-/// argument could be moved.
+/// A body's statements, parsed.
+pub struct Parsed<'b> {
+    /// What each attempt runs.
+    pub each_attempt: Cow<'b, Block>,
+    /// What runs once per call around it (the statements before a returned
+    /// async block), if anything does.
+    pub once: Option<&'b Block>,
+}
+
+/// Each by-value argument that each attempt moves, with the span of its
+/// first move. `parsed` gives the body's statements, or `None` when they
+/// do not parse (the compiler then judges them); it is called only when
+/// some argument could be moved.
 pub fn moved_arguments<'b>(
     sig: &Signature,
-    block: impl FnOnce() -> Option<Cow<'b, Block>>,
+    parsed: impl FnOnce() -> Option<Parsed<'b>>,
     cloned: &[Ident],
 ) -> Vec<(Ident, Span)> {
     let candidates: Vec<&Ident> = sig
@@ -46,17 +58,21 @@ pub fn moved_arguments<'b>(
     if candidates.is_empty() {
         return Vec::new();
     }
-    let Some(block) = block() else {
+    let Some(parsed) = parsed() else {
         return Vec::new();
     };
+    // A name bound again anywhere may not be the argument where it is used.
     let mut bound = Bound::default();
-    bound.visit_block(&block);
+    bound.visit_block(&parsed.each_attempt);
+    if let Some(once) = parsed.once {
+        bound.visit_block(once);
+    }
     candidates
         .into_iter()
         .filter(|name| !bound.names.contains(name))
         .filter_map(|name| {
             let mut moves = Moves { name, first: None };
-            moves.visit_block(&block);
+            moves.visit_block(&parsed.each_attempt);
             moves.first.map(|span| (name.clone(), span))
         })
         .collect()

@@ -127,7 +127,9 @@ impl Parse for Args {
     fn parse(input: ParseStream) -> syn::Result<Args> {
         let mut args = Args::default();
         while !input.is_empty() {
-            let key = input.call(Ident::parse_any)?;
+            let key = input
+                .call(Ident::parse_any)
+                .map_err(|e| syn::Error::new(e.span(), hint::expected_key()))?;
             match key.to_string().as_str() {
                 "on" => put(&mut args.on, key, input, |input| {
                     eq(input, "on")?;
@@ -350,12 +352,12 @@ impl Parse for Args {
                 })?,
                 "sleep" => put(&mut args.sleep, key, input, |input| {
                     eq(input, "sleep")?;
-                    let sleep: Expr = input.parse()?;
+                    let usage = "`sleep` takes a function or closure: `Fn(Duration)` on a sync function, `Fn(Duration) -> impl Future<Output = ()>` on an async one";
+                    let sleep: Expr = input
+                        .parse()
+                        .map_err(|e| syn::Error::new(e.span(), usage))?;
                     if let Expr::Lit(lit) = &sleep {
-                        return Err(syn::Error::new(
-                            lit.span(),
-                            "`sleep` takes a function or closure: `Fn(Duration)` on a sync function, `Fn(Duration) -> impl Future<Output = ()>` on an async one",
-                        ));
+                        return Err(syn::Error::new(lit.span(), usage));
                     }
                     Ok(sleep)
                 })?,
@@ -373,7 +375,9 @@ impl Parse for Args {
 }
 
 /// Parses an argument into its slot; a second occurrence is an error on
-/// that occurrence's key.
+/// that occurrence's key. An `=` with nothing after it is the mistake its
+/// error points at: at the end of the attribute, the parser's own error
+/// would point at the whole attribute.
 fn put<T>(
     slot: &mut Option<T>,
     key: Ident,
@@ -386,7 +390,13 @@ fn put<T>(
             format!("`{key}` is given twice; each argument may appear once"),
         ));
     }
-    *slot = Some(parse(input)?);
+    let fork = input.fork();
+    let bare_eq = fork.parse::<Token![=]>().ok().filter(|_| at_end(&fork));
+    let value = parse(input).map_err(|error| match bare_eq {
+        Some(eq) => syn::Error::new(eq.span, error),
+        None => error,
+    })?;
+    *slot = Some(value);
     Ok(())
 }
 
@@ -426,13 +436,13 @@ fn parse_on(input: ParseStream) -> syn::Result<On> {
             return Ok(On::Matches(Box::new(pat)));
         }
     }
-    let expr: Expr = input.parse()?;
+    let usage = "`on` takes a classifier: a closure `|e: &E| ...` returning `bool` or `reattempt::Class`, a function, a `reattempt::Classify` value, `matches(Pattern)` or `transient`";
+    let expr: Expr = input
+        .parse()
+        .map_err(|e| syn::Error::new(e.span(), usage))?;
     match expr {
         Expr::Closure(closure) => Ok(On::Closure(Box::new(closure))),
-        Expr::Lit(lit) => Err(syn::Error::new(
-            lit.span(),
-            "`on` takes a classifier: a closure `|e: &E| ...` returning `bool` or `reattempt::Class`, a function, a `reattempt::Classify` value, `matches(Pattern)` or `transient`",
-        )),
+        Expr::Lit(lit) => Err(syn::Error::new(lit.span(), usage)),
         other => Ok(On::Expr(Box::new(other))),
     }
 }
@@ -544,13 +554,13 @@ fn parse_backoff(input: ParseStream) -> syn::Result<Backoff> {
             }
         }
     }
-    let expr: Expr = input.parse()?;
+    let allowed = || format!("`backoff` is one of {BACKOFF_ALLOWED}");
+    let expr: Expr = input
+        .parse()
+        .map_err(|e| syn::Error::new(e.span(), allowed()))?;
     match expr {
         Expr::Closure(closure) => Ok(Backoff::Closure(Box::new(closure))),
-        Expr::Lit(lit) => Err(syn::Error::new(
-            lit.span(),
-            format!("`backoff` is one of {BACKOFF_ALLOWED}"),
-        )),
+        Expr::Lit(lit) => Err(syn::Error::new(lit.span(), allowed())),
         other => Ok(Backoff::Expr(Box::new(other))),
     }
 }
@@ -589,7 +599,12 @@ fn backoff_kind(kind: &Ident, content: ParseStream) -> syn::Result<Backoff> {
     let mut max: Option<Dur> = None;
     let mut factor: Option<f64> = None;
     while !content.is_empty() {
-        let key: Ident = content.parse()?;
+        let key: Ident = content.parse().map_err(|e| {
+            syn::Error::new(
+                e.span(),
+                format!("`{name}` takes its parts by name: {}", kind_usage(&name)),
+            )
+        })?;
         let key_name = key.to_string();
         if !allowed.contains(&key_name.as_str()) {
             let list = allowed
@@ -815,9 +830,12 @@ fn must_be_static(expr: Expr, what: &str, declare: &str) -> syn::Result<Expr> {
     Ok(expr)
 }
 
-/// A function or closure argument; a literal is an error saying what fits.
+/// A function or closure argument; a literal, or no expression, is an
+/// error saying what fits.
 fn function(input: ParseStream, what: &str, usage: &str) -> syn::Result<Expr> {
-    let expr: Expr = input.parse()?;
+    let expr: Expr = input
+        .parse()
+        .map_err(|e| syn::Error::new(e.span(), format!("`{what}` takes {usage}")))?;
     if let Expr::Lit(lit) = &expr {
         return Err(syn::Error::new(
             lit.span(),

@@ -60,13 +60,26 @@ fn known_alias(key: &str) -> Option<&'static str> {
     })
 }
 
-/// The message for an argument name that is not one of [`KEYS`].
-pub fn unknown_key(key: &str) -> String {
-    let allowed = KEYS
-        .iter()
+/// [`KEYS`], as a message lists them.
+fn keys() -> String {
+    KEYS.iter()
         .map(|k| format!("`{k}`"))
         .collect::<Vec<_>>()
-        .join(", ");
+        .join(", ")
+}
+
+/// The message for something where an argument's name should be: a bare
+/// value, as other attributes take it (`#[retry(3)]`), or a stray comma.
+pub fn expected_key() -> String {
+    format!(
+        "expected an argument name: `#[retry]` takes named arguments, such as `max = 3` or `backoff = exp`\nthe arguments are {}",
+        keys()
+    )
+}
+
+/// The message for an argument name that is not one of [`KEYS`].
+pub fn unknown_key(key: &str) -> String {
+    let allowed = keys();
     let hint = match known_alias(key) {
         Some(alias) => format!("; {alias}"),
         None => match closest(key, KEYS) {

@@ -67,6 +67,39 @@ impl<T: ?Sized> ValueAccepted for &Value<'_, T> {
     }
 }
 
+/// What the body moves of a by-value argument (the argument, or a field of
+/// it), for the expansion's check that each attempt may move it again:
+/// `(&&Moved(&place)).__retry_moved()` gives what the check requires to be
+/// `Copy`. That is the place itself ([`MovedAway`]), unless it is a `&mut`,
+/// which a call reborrows instead of moving ([`MovedReborrow`]).
+pub struct Moved<'v, T: ?Sized>(pub &'v T);
+
+/// A `&mut` place: passed on, it is reborrowed, so each attempt may pass it.
+pub trait MovedReborrow {
+    /// `&()`, which is `Copy`.
+    fn __retry_moved(&self) -> &'static ();
+}
+
+impl<T: ?Sized> MovedReborrow for &Moved<'_, &mut T> {
+    #[inline(always)]
+    fn __retry_moved(&self) -> &'static () {
+        &()
+    }
+}
+
+/// Any other place: each attempt may move it again only if it is `Copy`.
+pub trait MovedAway<'v, T: ?Sized> {
+    /// The place.
+    fn __retry_moved(&self) -> &'v T;
+}
+
+impl<'v, T: ?Sized> MovedAway<'v, T> for Moved<'v, T> {
+    #[inline(always)]
+    fn __retry_moved(&self) -> &'v T {
+        self.0
+    }
+}
+
 /// The policy of one call under `policy = ...`: the dynamic policy over the
 /// static arguments, or those alone (with a WARN, once) when it is invalid.
 #[inline]

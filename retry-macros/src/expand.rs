@@ -104,7 +104,7 @@ pub fn expand(mut args: Args, function: Function) -> syn::Result<TokenStream> {
         },
     };
     let is_async = !matches!(kind, Kind::Sync);
-    let moved = moved_checks(&sig, &body, &kind, &args);
+    let moved = moved_checks(&sig, &body, &kind, &args, &private);
     let Prelude {
         items,
         call,
@@ -778,7 +778,13 @@ fn classifier(
 /// For each by-value argument the body moves, a check at the move that
 /// fails to compile, naming `clone(..)`, unless the argument is `Copy`.
 /// The trait is local, so that its message can name the argument.
-fn moved_checks(sig: &syn::Signature, body: &item::Body, kind: &Kind, args: &Args) -> TokenStream {
+fn moved_checks(
+    sig: &syn::Signature,
+    body: &item::Body,
+    kind: &Kind,
+    args: &Args,
+    private: &TokenStream,
+) -> TokenStream {
     let cloned = args.clone.as_deref().unwrap_or_default();
     // A body ending in an async block was parsed already, to find it; only
     // the block's content runs once per attempt.
@@ -794,21 +800,37 @@ fn moved_checks(sig: &syn::Signature, body: &item::Body, kind: &Kind, args: &Arg
     };
     moves::moved_arguments(sig, parsed, cloned)
         .into_iter()
-        .map(|(name, at)| {
+        .map(|moves::Moved { name, fields, at }| {
             // As the user writes it: `r#type` stays raw in `clone(r#type)`.
             let name_text = name.to_string();
+            let moved = if fields.is_empty() {
+                format!("the argument `{name_text}`")
+            } else {
+                let path: String = fields
+                    .iter()
+                    .map(|field| match field {
+                        syn::Member::Named(ident) => format!(".{ident}"),
+                        syn::Member::Unnamed(index) => format!(".{}", index.index),
+                    })
+                    .collect();
+                format!("`{name_text}{path}` out of the argument `{name_text}`")
+            };
             // All in the message: for this trait, which the expansion
             // defines, rustc 1.95 shows the message but not a label or
             // note (`tests-build` pins what it shows).
             let message = format!(
-                "the body moves the argument `{name_text}`, but `#[retry]` runs the body once per attempt: \
+                "the body moves {moved}, but `#[retry]` runs the body once per attempt: \
                  write `#[retry(clone({name_text}), ..)]` so that each attempt moves a clone of its own, or borrow it"
             );
             let mut used = name.clone();
             used.set_span(at);
-            // The argument of the check has the span of the move, where
-            // rustc reports the unmet bound.
-            let check = quote_spanned!(at=> __retry_reusable(&#used));
+            // The place's type picks, by autoref, what must be `Copy`. The
+            // check's argument spans the place, as written, where rustc
+            // reports the unmet bound.
+            let end = fields.last().map_or(at, Spanned::span);
+            let receiver = quote_spanned!(at=> (&&#private::Moved(&#used #(.#fields)*)));
+            let method = quote_spanned!(end=> __retry_moved());
+            let check = quote_spanned!(at=> __retry_reusable(#receiver.#method));
             // Diagnostic attributes are read only with call-site spans.
             let on_unimplemented = quote::quote! {
                 #[diagnostic::on_unimplemented(message = #message)]
@@ -816,6 +838,8 @@ fn moved_checks(sig: &syn::Signature, body: &item::Body, kind: &Kind, args: &Arg
             let do_not_recommend = quote::quote!(#[diagnostic::do_not_recommend]);
             code! {
                 {
+                    #[allow(unused_imports)]
+                    use #private::{MovedAway as _, MovedReborrow as _};
                     #on_unimplemented
                     trait __RetryReusable {}
                     #do_not_recommend

@@ -1,12 +1,12 @@
 //! By-value arguments that the body moves.
 //!
 //! `#[retry]` runs the body once per attempt, so a body that moves a
-//! by-value argument cannot compile; rustc's own error (E0382) then points
-//! at the attribute. For each argument the body plainly moves (passes it to
-//! a function, binds it, puts it in a struct, tuple or array, returns it,
-//! loops over it), the expansion adds a check that compiles to nothing when
-//! the argument's type is `Copy`, and otherwise fails at that use with a
-//! message that names `clone(..)`. Uses it cannot judge (inside macros,
+//! by-value argument, or a field of one, cannot compile; rustc's own error
+//! (E0382) then points at the attribute. For each argument or field the
+//! body plainly moves (passes it to a function, binds it, puts it in a
+//! struct, tuple or array, returns it, loops over it), the expansion adds a
+//! check that compiles to nothing when its type is `Copy`, and otherwise
+//! fails at that use with a message that names `clone(..)`. Uses it cannot judge (inside macros,
 //! closures, async blocks, nested items; method receivers; names bound
 //! again in the body) are left to rustc. Of a function that returns the
 //! async block its body ends with, only that block's content runs once per
@@ -18,7 +18,7 @@ use std::borrow::Cow;
 use proc_macro2::Span;
 use syn::spanned::Spanned;
 use syn::visit::{self, Visit};
-use syn::{Block, Expr, FnArg, Ident, Pat, Signature, Type};
+use syn::{Block, Expr, FnArg, Ident, Member, Pat, Signature, Type};
 
 /// A body's statements, parsed.
 pub struct Parsed<'b> {
@@ -29,15 +29,27 @@ pub struct Parsed<'b> {
     pub once: Option<&'b Block>,
 }
 
-/// Each by-value argument that each attempt moves, with the span of its
-/// first move. `parsed` gives the body's statements, or `None` when they
-/// do not parse (the compiler then judges them); it is called only when
-/// some argument could be moved.
+/// A by-value argument, or a field of one, that each attempt moves.
+pub struct Moved {
+    /// The argument.
+    pub name: Ident,
+    /// The fields followed from it to what is moved (none: the argument
+    /// itself), as the body writes them.
+    pub fields: Vec<Member>,
+    /// The first move.
+    pub at: Span,
+}
+
+/// What each attempt moves of the by-value arguments: for each argument,
+/// its first move whole and the first move of each of its fields.
+/// `parsed` gives the body's statements, or `None` when they do not parse
+/// (the compiler then judges them); it is called only when some argument
+/// could be moved.
 pub fn moved_arguments<'b>(
     sig: &Signature,
     parsed: impl FnOnce() -> Option<Parsed<'b>>,
     cloned: &[Ident],
-) -> Vec<(Ident, Span)> {
+) -> Vec<Moved> {
     let candidates: Vec<&Ident> = sig
         .inputs
         .iter()
@@ -70,10 +82,17 @@ pub fn moved_arguments<'b>(
     candidates
         .into_iter()
         .filter(|name| !bound.names.contains(name))
-        .filter_map(|name| {
-            let mut moves = Moves { name, first: None };
+        .flat_map(|name| {
+            let mut moves = Moves {
+                name,
+                firsts: Vec::new(),
+            };
             moves.visit_block(&parsed.each_attempt);
-            moves.first.map(|span| (name.clone(), span))
+            moves.firsts.into_iter().map(|(fields, at)| Moved {
+                name: name.clone(),
+                fields,
+                at,
+            })
         })
         .collect()
 }
@@ -101,20 +120,27 @@ impl<'ast> Visit<'ast> for Bound {
     }
 }
 
-/// The first place where the body moves `name`.
+/// Where the body first moves `name`, and each field path of it.
 struct Moves<'n> {
     name: &'n Ident,
-    first: Option<Span>,
+    firsts: Vec<(Vec<Member>, Span)>,
 }
 
 impl Moves<'_> {
     fn check(&mut self, expr: &Expr) {
-        if self.first.is_none()
-            && let Expr::Path(path) = expr
+        let mut fields = Vec::new();
+        let mut base = expr;
+        while let Expr::Field(field) = base {
+            fields.push(field.member.clone());
+            base = &field.base;
+        }
+        fields.reverse();
+        if let Expr::Path(path) = base
             && path.qself.is_none()
             && path.path.is_ident(self.name)
+            && !self.firsts.iter().any(|(seen, _)| *seen == fields)
         {
-            self.first = Some(expr.span());
+            self.firsts.push((fields, expr.span()));
         }
     }
 }

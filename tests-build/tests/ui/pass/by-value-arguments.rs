@@ -1,6 +1,8 @@
 //! By-value arguments the body may use: a `Copy` one moved into a call,
 //! one only borrowed, one cloned per attempt, one bound again in the body,
-//! and one moved inside a closure or a macro, which rustc judges.
+//! one moved inside a closure or a macro, which rustc judges, the fields
+//! of one (a `Copy` field moved, any field of a clone), and a `&mut` behind
+//! an alias or in a field, which a call reborrows instead of moving.
 
 use reattempt::retry;
 
@@ -54,6 +56,44 @@ async fn copied_async(n: u64) -> std::io::Result<u64> {
     by_number(n)
 }
 
+#[derive(Clone)]
+struct Order {
+    id: u64,
+    lines: Vec<u8>,
+}
+
+#[retry(max = 3)]
+fn copied_field(order: Order) -> std::io::Result<u64> {
+    by_number(order.id)
+}
+
+#[retry(max = 3, clone(order))]
+fn cloned_then_split(order: Order) -> std::io::Result<usize> {
+    let _ = by_number(order.id)?;
+    consume(order.lines)
+}
+
+type Log<'a> = &'a mut Vec<u8>;
+
+fn append(log: &mut Vec<u8>) -> std::io::Result<usize> {
+    log.push(1);
+    Ok(log.len())
+}
+
+#[retry(max = 3)]
+fn reborrowed(log: Log<'_>) -> std::io::Result<usize> {
+    append(log)
+}
+
+struct Context<'a> {
+    log: &'a mut Vec<u8>,
+}
+
+#[retry(max = 3)]
+fn reborrowed_field(context: Context<'_>) -> std::io::Result<usize> {
+    append(context.log)
+}
+
 fn main() {
     let _ = copied(1, Point { x: 2 });
     let _ = borrowed(Vec::new());
@@ -61,6 +101,15 @@ fn main() {
     let _ = bound_again(Vec::new());
     let _ = in_a_macro(Vec::new());
     let _ = copied_async(1);
+    let order = || Order {
+        id: 1,
+        lines: Vec::new(),
+    };
+    let _ = copied_field(order());
+    let _ = cloned_then_split(order());
+    let mut log = Vec::new();
+    let _ = reborrowed(&mut log);
+    let _ = reborrowed_field(Context { log: &mut log });
 }
 
 #[retry(max = 3, clone(r#type))]

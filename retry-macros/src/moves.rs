@@ -164,13 +164,16 @@ impl<'ast> Visit<'ast> for Moves<'_> {
     }
 
     fn visit_local(&mut self, local: &'ast syn::Local) {
-        // `let _ = x;` binds nothing, so moves nothing.
-        let binds = match &local.pat {
-            Pat::Wild(_) => false,
-            Pat::Type(typed) => !matches!(&*typed.pat, Pat::Wild(_)),
-            _ => true,
+        // `let y = x;` moves `x`. `let _ = x;` binds nothing, so moves
+        // nothing, and what a destructuring pattern moves depends on the
+        // types of the parts it binds by value, which rustc judges.
+        let pat = match &local.pat {
+            Pat::Type(typed) => &*typed.pat,
+            pat => pat,
         };
-        if binds && let Some(init) = &local.init {
+        let binds_whole =
+            matches!(pat, Pat::Ident(ident) if ident.by_ref.is_none() && ident.subpat.is_none());
+        if binds_whole && let Some(init) = &local.init {
             self.check(&init.expr);
         }
         visit::visit_local(self, local);

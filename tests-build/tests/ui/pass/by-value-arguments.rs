@@ -1,7 +1,8 @@
 //! By-value arguments the body may use: a `Copy` one moved into a call,
 //! one only borrowed, one cloned per attempt, one bound again in the body,
 //! one moved inside a closure or a macro, which rustc judges, the fields
-//! of one (a `Copy` field moved, any field of a clone), and a `&mut` behind
+//! of one (a `Copy` field moved or bound by a pattern, one bound by
+//! reference, any field of a clone), and a `&mut` behind
 //! an alias or in a field, which a call reborrows instead of moving.
 
 use reattempt::retry;
@@ -67,6 +68,13 @@ fn copied_field(order: Order) -> std::io::Result<u64> {
     by_number(order.id)
 }
 
+#[retry(max = 3)]
+fn destructured(order: Order) -> std::io::Result<u64> {
+    let Order { id, .. } = order;
+    let Order { ref lines, .. } = order;
+    by_number(id + lines.len() as u64)
+}
+
 #[retry(max = 3, clone(order))]
 fn cloned_then_split(order: Order) -> std::io::Result<usize> {
     let _ = by_number(order.id)?;
@@ -107,6 +115,7 @@ fn main() {
     };
     let _ = copied_field(order());
     let _ = cloned_then_split(order());
+    let _ = destructured(order());
     let mut log = Vec::new();
     let _ = reborrowed(&mut log);
     let _ = reborrowed_field(Context { log: &mut log });

@@ -89,8 +89,11 @@ pub fn expand(mut args: Args, function: Function) -> syn::Result<TokenStream> {
         Some(path) => path.to_token_stream(),
         None => code!(::reattempt),
     };
-    let private = code!(#krate::__private);
-    let traits = traits(&args, &private, matches!(kind, Kind::Sync));
+    // The run-time support, named through an alias that `traits` imports:
+    // one ident where the path is used, and the macro's cost is in the
+    // token streams it joins.
+    let private = code!(__retry_private);
+    let traits = traits(&args, &krate, matches!(kind, Kind::Sync));
 
     let return_span = match &sig.output {
         ReturnType::Type(_, ty) => ty.span(),
@@ -123,7 +126,7 @@ pub fn expand(mut args: Args, function: Function) -> syn::Result<TokenStream> {
         return_span,
         ret: &ret,
         is_async,
-        classify: classifier(&args, &krate, error_span, external_api),
+        classify: classifier(&args, error_span, external_api),
         // The static itself where there is one, not the local pointing at
         // it: the core's checks of what the policy does not use then fold
         // away, in async functions too, whose locals live in the future and
@@ -192,8 +195,12 @@ pub fn expand(mut args: Args, function: Function) -> syn::Result<TokenStream> {
 /// the user's types (an error's text, a value's judgement, a field, a
 /// timeout, a hook's return), imported once for the whole body: an import
 /// in each closure made each closure's block a scope of its own to resolve.
-fn traits(args: &Args, private: &TokenStream, is_sync: bool) -> TokenStream {
-    let mut pairs = vec![code!(DescribeDebug as _, DescribeDisplay as _)];
+fn traits(args: &Args, krate: &TokenStream, is_sync: bool) -> TokenStream {
+    let mut pairs = vec![code!(
+        self as __retry_private,
+        DescribeDebug as _,
+        DescribeDisplay as _
+    )];
     if args.if_result.is_none() {
         pairs.push(code!(ValueAccepted as _, ValueFailure as _));
     }
@@ -210,7 +217,7 @@ fn traits(args: &Args, private: &TokenStream, is_sync: bool) -> TokenStream {
     }
     code! {
         #[allow(unused_imports)]
-        use #private::{#(#pairs),*};
+        use #krate::__private::{#(#pairs),*};
     }
 }
 
@@ -737,13 +744,8 @@ fn backoff(backoff: Option<&Backoff>, private: &TokenStream) -> BackoffCode {
 /// The classifier handed to `Call::decide`: a function of the error.
 /// Without `on` it is the error type's own classification, named at the
 /// error type so that a type without one is reported there.
-fn classifier(
-    args: &Args,
-    krate: &TokenStream,
-    error_span: Span,
-    external_api: bool,
-) -> TokenStream {
-    let private = code!(#krate::__private);
+fn classifier(args: &Args, error_span: Span, external_api: bool) -> TokenStream {
+    let private = code!(__retry_private);
     match &args.on {
         None | Some(On::Transient) => {
             // Every token of the call at the error type's own span, so that a

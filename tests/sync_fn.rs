@@ -53,6 +53,25 @@ fn exhausts_max_attempts_with_exponential_waits() {
     assert_eq!(waits(), [secs(1), secs(2), secs(4)]);
 }
 
+#[retry(max = 8, backoff = exp, sleep = record)]
+fn exp_default(calls: &Cell<u32>) -> io::Result<u32> {
+    attempt(calls, u32::MAX, ErrorKind::ConnectionReset)
+}
+
+#[retry(max = 8, sleep = record)]
+fn no_backoff_given(calls: &Cell<u32>) -> io::Result<u32> {
+    attempt(calls, u32::MAX, ErrorKind::ConnectionReset)
+}
+
+#[test]
+fn bare_exp_and_the_default_double_from_one_second_up_to_thirty() {
+    let curve = [1, 2, 4, 8, 16, 30, 30].map(secs);
+    let _ = exp_default(&Cell::new(0));
+    assert_eq!(waits(), curve);
+    let _ = no_backoff_given(&Cell::new(0));
+    assert_eq!(waits(), curve);
+}
+
 #[test]
 fn returns_the_first_success() {
     let calls = Cell::new(0);

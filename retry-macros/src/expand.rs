@@ -679,7 +679,12 @@ fn backoff(backoff: Option<&Backoff>, private: &TokenStream) -> BackoffCode {
         literal,
     };
     match backoff {
-        None => builtin(
+        None
+        | Some(Backoff::Exp {
+            base: None,
+            factor: None,
+            max: None,
+        }) => builtin(
             "Exponential",
             "Exponential",
             code!(#private::Exponential::DEFAULT),

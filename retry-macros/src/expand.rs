@@ -14,8 +14,7 @@
 //! async fn fetch(url: &str) -> Result<String, Error> {
 //!     static __RETRY_SITE: Site = Site::new(concat!(module_path!(), "::fetch"));
 //!     static __RETRY_POLICY: Policy<Fixed> = Policy::new(Fixed::new(200ms)).max_attempts(3);
-//!     let __retry_policy = &__RETRY_POLICY;
-//!     let mut __retry_call = Call::new(__retry_policy, &__RETRY_SITE, async_clock());
+//!     let mut __retry_call = Call::new(&__RETRY_POLICY, &__RETRY_SITE, async_clock());
 //!     loop {
 //!         let __retry_delay = {
 //!             let __retry_out = __retry_call
@@ -43,7 +42,7 @@
 //! let __retry_out = match first_attempt(&__RETRY_POLICY, &__RETRY_SITE, &mut __retry_body, judge) {
 //!     Ok(__retry_out) => __retry_out,
 //!     Err(__retry_rest) => rest_sync(
-//!         __retry_policy, &__RETRY_SITE, __retry_rest, &mut __retry_body,
+//!         &__RETRY_POLICY, &__RETRY_SITE, __retry_rest, &mut __retry_body,
 //!         &classify, &describe, &judge, &thread_sleep,
 //!     ),
 //! };
@@ -325,7 +324,7 @@ impl Parts<'_> {
             let #outcome = match #private::first_attempt(#policy, &__RETRY_SITE, &mut __retry_body, #judge_value) {
                 ::core::result::Result::Ok(__retry_out) => __retry_out,
                 ::core::result::Result::Err(__retry_rest) => #private::rest_sync(
-                    __retry_policy,
+                    #policy,
                     &__RETRY_SITE,
                     __retry_rest,
                     &mut __retry_body,
@@ -582,12 +581,20 @@ fn prelude(args: &Args, fn_name: &Ident, private: &TokenStream, is_async: bool) 
         policy.extend(code!(.idempotent(false)));
     }
     let is_static = backoff_type.is_some() && is_const && dynamic.is_none();
-    let policy = match backoff_type {
-        Some(ty) if is_const => code! {
-            static __RETRY_POLICY: #private::Policy<#ty> = #policy;
-            let __retry_policy = &__RETRY_POLICY;
-        },
-        _ => code!(let __retry_policy = &#policy;),
+    // A constant policy is named as its static, with no local for it.
+    let (policy, policy_ref) = match backoff_type {
+        Some(ty) if is_static => (
+            code!(static __RETRY_POLICY: #private::Policy<#ty> = #policy;),
+            code!((&__RETRY_POLICY)),
+        ),
+        Some(ty) if is_const => (
+            code! {
+                static __RETRY_POLICY: #private::Policy<#ty> = #policy;
+                let __retry_policy = &__RETRY_POLICY;
+            },
+            code!(__retry_policy),
+        ),
+        _ => (code!(let __retry_policy = &#policy;), code!(__retry_policy)),
     };
     let policy = match dynamic {
         Some(dynamic) => code! {
@@ -618,7 +625,7 @@ fn prelude(args: &Args, fn_name: &Ident, private: &TokenStream, is_async: bool) 
         #sleeper
     };
     let call =
-        code!(let mut __retry_call = #private::Call::#new(__retry_policy, &__RETRY_SITE, #clock););
+        code!(let mut __retry_call = #private::Call::#new(#policy_ref, &__RETRY_SITE, #clock););
     Prelude {
         items: prelude,
         call,

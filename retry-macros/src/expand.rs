@@ -206,13 +206,22 @@ fn traits(args: &Args, krate: &TokenStream, is_sync: bool) -> TokenStream {
     if args.fields.is_some() {
         pairs.push(code!(FieldDebug as _, FieldText as _));
     }
-    if !is_sync {
-        pairs.push(code!(
-            NotTimeoutable as _,
-            Timeoutable as _,
-            HookFuture as _,
-            HookUnit as _
-        ));
+    // Only what the expansion calls: each trait in scope is one more that
+    // rustc considers for every method call in the body.
+    if !is_sync && args.attempt_timeout.is_none() && args.deadline.is_some() {
+        pairs.push(code!(NotTimeoutable as _, Timeoutable as _));
+    }
+    let hooks = &args.hooks;
+    let has_hooks = [
+        &hooks.before,
+        &hooks.after,
+        &hooks.on_retry,
+        &hooks.on_give_up,
+    ]
+    .iter()
+    .any(|hook| hook.is_some());
+    if !is_sync && has_hooks {
+        pairs.push(code!(HookFuture as _, HookUnit as _));
     }
     code! {
         #[allow(unused_imports)]

@@ -38,14 +38,11 @@
 //! state is built, and the rest of the call in the core, out of line:
 //!
 //! ```text
-//! let mut __retry_body = || -> Ret { body };
-//! let __retry_out = match first_attempt(&__RETRY_POLICY, &__RETRY_SITE, &mut __retry_body, judge) {
-//!     Ok(__retry_out) => __retry_out,
-//!     Err(__retry_rest) => rest_sync(
-//!         &__RETRY_POLICY, &__RETRY_SITE, __retry_rest, &mut __retry_body,
-//!         &classify, &describe, &judge, &thread_sleep,
-//!     ),
-//! };
+//! let __retry_body = || -> Ret { body };
+//! let __retry_out = run_sync(
+//!     &__RETRY_POLICY, &__RETRY_SITE, __retry_body,
+//!     judge, &classify, &describe, &thread_sleep,
+//! );
 //! __retry_out
 //! ```
 //!
@@ -328,21 +325,19 @@ impl Parts<'_> {
             Some(_) => code!(&__retry_sleep),
             None => code!(&#private::thread_sleep),
         };
+        // The body's closure is bound first, so that the outcome's type is
+        // known when the closures that read it pick their methods.
         code! {
-            let mut __retry_body = #body;
-            let #outcome = match #private::first_attempt(#policy, &__RETRY_SITE, &mut __retry_body, #judge_value) {
-                ::core::result::Result::Ok(__retry_out) => __retry_out,
-                ::core::result::Result::Err(__retry_rest) => #private::rest_sync(
-                    #policy,
-                    &__RETRY_SITE,
-                    __retry_rest,
-                    &mut __retry_body,
-                    &#classify,
-                    &#describe,
-                    &#judge_value,
-                    #sleep,
-                ),
-            };
+            let __retry_body = #body;
+            let #outcome = #private::run_sync(
+                #policy,
+                &__RETRY_SITE,
+                __retry_body,
+                #judge_value,
+                &#classify,
+                &#describe,
+                #sleep,
+            );
             #fallible
             #outcome
         }

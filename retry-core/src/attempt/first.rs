@@ -114,6 +114,44 @@ where
     Ok(outcome)
 }
 
+/// A sync call whose loop holds nothing of the user's: [`first_attempt`],
+/// inline, then, when it failed, [`rest_sync`], out of line. The expansion
+/// calls this with the body's closure and the closures that read its
+/// outcome, so that each annotated function compiles one call.
+///
+/// Only for a policy without a concurrency limit (see [`first_attempt`]).
+#[inline]
+#[allow(clippy::too_many_arguments)]
+pub fn run_sync<B, R, A, V>(
+    policy: &'static Policy<B>,
+    site: &'static Site,
+    mut attempt: A,
+    judge_value: V,
+    classify: &dyn Fn(&R::Error) -> Classification,
+    describe: &dyn Fn(&R::Error, &mut fmt::Formatter<'_>) -> fmt::Result,
+    sleep: &dyn Fn(Duration),
+) -> R
+where
+    B: Backoff,
+    R: Outcome,
+    A: FnMut() -> R,
+    V: Fn(&R::Value) -> Option<Classification>,
+{
+    match first_attempt(policy, site, &mut attempt, &judge_value) {
+        Ok(outcome) => outcome,
+        Err(rest) => rest_sync(
+            policy,
+            site,
+            rest,
+            &mut attempt,
+            classify,
+            describe,
+            &judge_value,
+            sleep,
+        ),
+    }
+}
+
 /// What `Call::decide` does after a first attempt that succeeded.
 #[inline]
 fn first_succeeded<B>(policy: &Policy<B>, site: &'static Site, started: Option<Instant>) {

@@ -21,8 +21,8 @@
 //!                 .scoped(pin!(attempt::<Result<String, Error>, _>(async { body })))
 //!                 .await;
 //!             match __retry_call.decide(&__RETRY_POLICY, &__retry_out, classify, describe, judge, span, fields) {
-//!                 Decision::Return | Decision::GiveUp(_) => return __retry_out,
 //!                 Decision::Retry(delay) => delay,
+//!                 _ => return __retry_out,
 //!             }
 //!         };
 //!         wait(&mut __retry_call, __retry_delay).await;
@@ -277,6 +277,32 @@ impl Parts<'_> {
                 }
             }
         });
+        let decision = code!(__retry_call.#decide(#policy, #borrowed, #judge));
+        // Without hooks after the attempt, only a retry goes on.
+        let decided = if after.is_empty() && on_retry.is_empty() && on_give_up.is_empty() {
+            code! {
+                match #decision {
+                    #private::Decision::Retry(__retry_delay) => __retry_delay,
+                    _ => return #outcome,
+                }
+            }
+        } else {
+            code! {
+                let __retry_decision = #decision;
+                #after
+                match __retry_decision {
+                    #private::Decision::Return => return #outcome,
+                    #private::Decision::GiveUp(_) => {
+                        #on_give_up
+                        return #outcome;
+                    }
+                    #private::Decision::Retry(__retry_delay) => {
+                        #on_retry
+                        __retry_delay
+                    }
+                }
+            }
+        };
         code! {
             #refusal
             loop {
@@ -288,19 +314,7 @@ impl Parts<'_> {
                 let __retry_delay = {
                     let #outcome = #attempt;
                     #fallible
-                    let __retry_decision = __retry_call.#decide(#policy, #borrowed, #judge);
-                    #after
-                    match __retry_decision {
-                        #private::Decision::Return => return #outcome,
-                        #private::Decision::GiveUp(_) => {
-                            #on_give_up
-                            return #outcome;
-                        }
-                        #private::Decision::Retry(__retry_delay) => {
-                            #on_retry
-                            __retry_delay
-                        }
-                    }
+                    #decided
                 };
                 #sleep;
             }

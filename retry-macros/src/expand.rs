@@ -86,9 +86,9 @@ pub fn expand(mut args: Args, function: Function) -> syn::Result<TokenStream> {
         None => code!(::reattempt),
     };
     // The run-time support, named through an alias that `traits` imports:
-    // one ident where the path is used, and the macro's cost is in the
-    // token streams it joins.
-    let private = code!(__retry_private);
+    // one ident where the path is used. An ident, not a token stream: the
+    // macro's cost is mostly in the token streams it joins.
+    let private = Ident::new("__retry_private", Span::mixed_site());
     let traits = traits(&args, &krate, matches!(kind, Kind::Sync));
 
     let return_span = match &sig.output {
@@ -228,7 +228,7 @@ fn traits(args: &Args, krate: &TokenStream, is_sync: bool) -> TokenStream {
 
 /// What every part of the loop needs to know.
 struct Parts<'a> {
-    private: &'a TokenStream,
+    private: &'a Ident,
     outcome: Ident,
     return_span: Span,
     ret: &'a Option<Type>,
@@ -500,7 +500,7 @@ impl Parts<'_> {
 
 /// The statements before the loop: site, policy, classifier, sleeper, and
 /// the call state.
-fn prelude(args: &Args, fn_name: &Ident, private: &TokenStream, is_async: bool) -> Prelude {
+fn prelude(args: &Args, fn_name: &Ident, private: &Ident, is_async: bool) -> Prelude {
     let name = match &args.name {
         Some(name) => name.to_token_stream(),
         None => {
@@ -694,7 +694,7 @@ struct BackoffCode {
     literal: bool,
 }
 
-fn backoff(backoff: Option<&Backoff>, private: &TokenStream) -> BackoffCode {
+fn backoff(backoff: Option<&Backoff>, private: &Ident) -> BackoffCode {
     let secs = |n| Dur::default_literal(std::time::Duration::from_secs(n));
     let or = |d: &Option<Dur>, default: Dur| d.clone().unwrap_or(default);
     let literal = |ds: &[&Dur]| ds.iter().all(|d| d.literal_value().is_some());
@@ -775,7 +775,7 @@ fn backoff(backoff: Option<&Backoff>, private: &TokenStream) -> BackoffCode {
 /// Without `on` it is the error type's own classification, named at the
 /// error type so that a type without one is reported there.
 fn classifier(args: &Args, error_span: Span, external_api: bool) -> TokenStream {
-    let private = code!(__retry_private);
+    let private = Ident::new("__retry_private", Span::mixed_site());
     match &args.on {
         None | Some(On::Transient) => {
             // Every token of the call at the error type's own span, so that a
@@ -815,7 +815,7 @@ fn moved_checks(
     body: &item::Body,
     kind: &Kind,
     args: &Args,
-    private: &TokenStream,
+    private: &Ident,
 ) -> TokenStream {
     let cloned = args.clone.as_deref().unwrap_or_default();
     // A body ending in an async block was parsed already, to find it; only

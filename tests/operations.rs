@@ -192,6 +192,49 @@ fn submit(order: &Order, card: &str, statuses: &Mutex<Vec<u16>>) -> Result<(), u
     Err(next)
 }
 
+static SLOW_REVIEW: Memory = Memory::new();
+
+/// Three seconds an attempt, each a failure.
+async fn slow_failure() -> io::Result<()> {
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    Err(ErrorKind::ConnectionReset.into())
+}
+
+#[retry(max = 2, backoff = fixed(1s), dead_letter = SLOW_REVIEW)]
+async fn slow_failures() -> io::Result<()> {
+    slow_failure().await
+}
+
+#[retry(max = 2, backoff = fixed(1s), deadline = 1m, dead_letter = SLOW_REVIEW)]
+async fn slow_failures_with_deadline() -> io::Result<()> {
+    slow_failure().await
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_record_times_the_call_from_its_start_with_a_deadline_else_from_its_first_failure() {
+    // 0-3 s the first attempt, 3-4 s the wait, 4-7 s the second.
+    slow_failures().await.unwrap_err();
+    slow_failures_with_deadline().await.unwrap_err();
+    let records = SLOW_REVIEW.take();
+    let times: Vec<_> = records.iter().map(|r| (r.function, r.elapsed)).collect();
+    assert_eq!(
+        times,
+        [
+            ("operations::slow_failures", Duration::from_secs(4)),
+            (
+                "operations::slow_failures_with_deadline",
+                Duration::from_secs(7)
+            ),
+        ]
+    );
+    for record in &records {
+        let span = record
+            .last_attempt_at
+            .duration_since(record.first_attempt_at);
+        assert_eq!(span.unwrap(), record.elapsed, "{}", record.function);
+    }
+}
+
 #[test]
 fn records_carry_the_failure_the_history_and_named_fields_only() {
     let statuses = Mutex::new(vec![503, 429, 503, 503]);

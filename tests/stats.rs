@@ -1,7 +1,8 @@
-//! Statistics stay exact under contention, and count the calls that were
-//! cancelled before they ended.
+//! Statistics stay exact under contention, count the calls that were
+//! cancelled before they ended, and say what a retried call's time covers.
 
 use std::io::{self, ErrorKind};
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
 use reattempt::retry;
@@ -126,4 +127,41 @@ fn a_call_whose_body_panics_is_counted_as_cancelled() {
     assert!(unwound.is_err());
     let stats = reattempt::stats::get("stats::panics").unwrap();
     assert_eq!((stats.cancelled, stats.calls, stats.attempts), (1, 1, 1));
+}
+
+/// Three seconds an attempt; the first fails, the second succeeds.
+async fn slow_attempt(calls: &AtomicU32) -> io::Result<()> {
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    match calls.fetch_add(1, Ordering::Relaxed) {
+        0 => Err(ErrorKind::ConnectionReset.into()),
+        _ => Ok(()),
+    }
+}
+
+#[retry(max = 3, backoff = fixed(1s))]
+async fn slow_then_fine(calls: &AtomicU32) -> io::Result<()> {
+    slow_attempt(calls).await
+}
+
+#[retry(max = 3, backoff = fixed(1s), deadline = 1m)]
+async fn slow_then_fine_with_deadline(calls: &AtomicU32) -> io::Result<()> {
+    slow_attempt(calls).await
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_time_of_a_retried_call_runs_from_its_start_with_a_deadline_else_from_its_first_failure()
+ {
+    // 0-3 s the first attempt fails, 3-4 s the wait, 4-7 s the second.
+    slow_then_fine(&AtomicU32::new(0)).await.unwrap();
+    slow_then_fine_with_deadline(&AtomicU32::new(0))
+        .await
+        .unwrap();
+    let time = |name| reattempt::stats::get(name).unwrap().time;
+    // Without a deadline the clock is first read when the first attempt
+    // fails, so the first attempt's own time is left out.
+    assert_eq!(time("stats::slow_then_fine"), Duration::from_secs(4));
+    assert_eq!(
+        time("stats::slow_then_fine_with_deadline"),
+        Duration::from_secs(7)
+    );
 }

@@ -79,7 +79,9 @@ pub struct Record {
     pub first_attempt_at: SystemTime,
     /// When the last attempt ended.
     pub last_attempt_at: SystemTime,
-    /// Time from the first attempt to the end of the last, waits included.
+    /// Time from the first attempt (when the call has no deadline, from its
+    /// failure, as `first_attempt_at`) to the end of the last, waits
+    /// included.
     pub elapsed: Duration,
     /// The arguments named in `fields(..)`: text as it is, anything else
     /// by `Debug`.

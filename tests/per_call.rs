@@ -340,6 +340,24 @@ type Log = Arc<Mutex<Vec<String>>>;
 #[retry(
     max = 2,
     backoff = fixed(1s),
+    after = |ctx| log.lock().unwrap().push(format!("{} after {:?}", ctx.attempt(), ctx.elapsed())),
+)]
+async fn three_second_attempts(log: &Log) -> io::Result<()> {
+    tokio::time::sleep(secs(3)).await;
+    Err(ErrorKind::TimedOut.into())
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_hook_sees_the_time_since_the_call_started() {
+    let log = Log::default();
+    three_second_attempts(&log).await.unwrap_err();
+    // 0-3 s the first attempt, 3-4 s the wait, 4-7 s the second.
+    assert_eq!(*log.lock().unwrap(), ["1 after 3s", "2 after 7s"]);
+}
+
+#[retry(
+    max = 2,
+    backoff = fixed(1s),
     before = |ctx| {
         let log = Arc::clone(log);
         let attempt = ctx.attempt();

@@ -148,20 +148,31 @@ async fn slow_then_fine_with_deadline(calls: &AtomicU32) -> io::Result<()> {
     slow_attempt(calls).await
 }
 
+#[retry(max = 3, backoff = fixed(1s), after = |_| {})]
+async fn slow_then_fine_with_a_hook(calls: &AtomicU32) -> io::Result<()> {
+    slow_attempt(calls).await
+}
+
+/// Without a deadline or hooks a call's clock is first read when its first
+/// attempt fails, so the time leaves out that attempt; with either, it is
+/// read as the call starts (hooks see the time since then).
 #[tokio::test(start_paused = true)]
-async fn the_time_of_a_retried_call_runs_from_its_start_with_a_deadline_else_from_its_first_failure()
- {
+async fn what_the_time_of_a_retried_call_covers() {
     // 0-3 s the first attempt fails, 3-4 s the wait, 4-7 s the second.
     slow_then_fine(&AtomicU32::new(0)).await.unwrap();
     slow_then_fine_with_deadline(&AtomicU32::new(0))
         .await
         .unwrap();
+    slow_then_fine_with_a_hook(&AtomicU32::new(0))
+        .await
+        .unwrap();
     let time = |name| reattempt::stats::get(name).unwrap().time;
-    // Without a deadline the clock is first read when the first attempt
-    // fails, so the first attempt's own time is left out.
     assert_eq!(time("stats::slow_then_fine"), Duration::from_secs(4));
-    assert_eq!(
-        time("stats::slow_then_fine_with_deadline"),
-        Duration::from_secs(7)
-    );
+    let from_the_start = [
+        "stats::slow_then_fine_with_deadline",
+        "stats::slow_then_fine_with_a_hook",
+    ];
+    for name in from_the_start {
+        assert_eq!(time(name), Duration::from_secs(7), "{name}");
+    }
 }

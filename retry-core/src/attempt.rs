@@ -437,6 +437,16 @@ impl<'p, B: Backoff, C: Clock, S: Slot> Call<'p, B, C, S> {
         R::from_breaker_open(open)
     }
 
+    /// Reads the clock now, if the call has not: for a call with hooks,
+    /// which see the time since the call started. Another call reads it
+    /// only for a deadline, the duration metric, or at its first failure.
+    #[inline]
+    pub fn start_clock(&mut self) {
+        if self.started.is_none() {
+            self.started = Some(self.clock.now());
+        }
+    }
+
     /// Opens the span of the attempt about to run, when the call has spans.
     #[inline]
     pub fn begin_attempt(&mut self) {

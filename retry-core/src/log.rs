@@ -16,7 +16,7 @@
 //! | `delay_ms` | the wait before the next attempt (WARN only) |
 //! | `reason` | why the call gave up (ERROR only): `exhausted`, `deadline`, `permanent`, `validation`, `retry_after_too_long`, `budget`, `nested`, `maybe_applied`, `breaker` |
 //! | `retry_after_ms`, `max_retry_after_ms` | the delay the server asked for, and (for `retry_after_too_long`) the limit it passed (ERROR only, when there is one) |
-//! | `elapsed_ms` | time since the call started when the clock was read at its start, which it is when the policy has a deadline; otherwise since its first attempt failed, so it leaves out the first attempt's own time (a call that succeeds at once reads no clock) |
+//! | `elapsed_ms` | time since the call started when the clock was read at its start, which it is when the policy has a deadline or the function has hooks; otherwise since its first attempt failed, so it leaves out the first attempt's own time (a call that succeeds at once reads no clock) |
 //!
 //! Levels: WARN for a failed attempt that will be retried, ERROR when the
 //! call gives up, INFO when a call succeeds after retries.

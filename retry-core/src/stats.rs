@@ -6,8 +6,8 @@
 //! Every retried function counts its calls as they end: successes at the
 //! first attempt and after retries, give-ups by reason, the attempts made,
 //! the time spent by calls that needed more than one attempt (waits
-//! included, from the call's start when it has a deadline, else from its
-//! first failure; a first-try success reads no clock, so it adds no time),
+//! included, from the call's start when it has a deadline or hooks, else
+//! from its first failure; a first-try success reads no clock, so it adds no time),
 //! the alerts raised, and the calls cancelled before they ended. Every
 //! count is an atomic add, exact under any contention.
 
@@ -53,8 +53,8 @@ pub struct Stats {
     /// Attempts made, first ones included.
     pub attempts: u64,
     /// Time spent by calls that needed more than one attempt, waits
-    /// included: from the call's start when its clock was read then (its
-    /// policy has a deadline), otherwise from when its first attempt
+    /// included: from the call's start when its clock was read then (it
+    /// has a deadline or hooks), otherwise from when its first attempt
     /// failed, which leaves out that attempt's own time. With the `metrics`
     /// feature, which reads the clock as every call starts, by every call,
     /// from its start.

@@ -82,6 +82,15 @@ pub struct Hooks {
     pub on_give_up: Option<Expr>,
 }
 
+impl Hooks {
+    /// Whether any hook is given.
+    pub fn any(&self) -> bool {
+        [&self.before, &self.after, &self.on_retry, &self.on_give_up]
+            .iter()
+            .any(|hook| hook.is_some())
+    }
+}
+
 /// `breaker = STATIC`, or `breaker = classic(STATIC)`.
 pub struct Breaker {
     pub path: Expr,

@@ -208,16 +208,7 @@ fn traits(args: &Args, krate: &TokenStream, is_sync: bool) -> TokenStream {
     if !is_sync && args.attempt_timeout.is_none() && args.deadline.is_some() {
         pairs.push(code!(NotTimeoutable as _, Timeoutable as _));
     }
-    let hooks = &args.hooks;
-    let has_hooks = [
-        &hooks.before,
-        &hooks.after,
-        &hooks.on_retry,
-        &hooks.on_give_up,
-    ]
-    .iter()
-    .any(|hook| hook.is_some());
-    if !is_sync && has_hooks {
+    if !is_sync && args.hooks.any() {
         pairs.push(code!(HookFuture as _, HookUnit as _));
     }
     code! {
@@ -642,8 +633,12 @@ fn prelude(args: &Args, fn_name: &Ident, private: &Ident, is_async: bool) -> Pre
         #on
         #sleeper
     };
-    let call =
+    let mut call =
         code!(let mut __retry_call = #private::Call::#new(#policy_ref, &__RETRY_SITE, #clock););
+    // Hooks see the time since the call started.
+    if args.hooks.any() {
+        call.extend(code!(__retry_call.start_clock();));
+    }
     Prelude {
         items: prelude,
         call,

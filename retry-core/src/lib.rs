@@ -36,6 +36,7 @@ mod limit;
 mod log;
 mod outcome;
 mod policy;
+mod read_outcome;
 mod rng;
 mod spans;
 pub mod stats;

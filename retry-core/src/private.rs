@@ -24,6 +24,9 @@ pub use crate::jitter::Jitter;
 pub use crate::outcome::{Fallible, FromBreakerOpen, FromTimeout, Outcome};
 pub use crate::policy::Nested;
 pub use crate::policy::Policy;
+pub use crate::read_outcome::{
+    AcceptsValue, DescribesDebug, DescribesDisplay, JudgesValue, OutcomeOf,
+};
 pub use crate::stats::Site;
 pub use tracing;
 

@@ -89,20 +89,28 @@ pub fn expand(mut args: Args, function: Function) -> syn::Result<TokenStream> {
     // one ident where the path is used. An ident, not a token stream: the
     // macro's cost is mostly in the token streams it joins.
     let private = Ident::new("__retry_private", Span::mixed_site());
-    let traits = traits(&args, &krate, matches!(kind, Kind::Sync));
 
     let return_span = match &sig.output {
         ReturnType::Type(_, ty) => ty.span(),
         ReturnType::Default => sig.ident.span(),
     };
-    let ret = match &kind {
+    let erased_ret = match &kind {
         Kind::AsyncBlock { output, .. } => erased(output),
         Kind::Sync | Kind::Async => match &sig.output {
             ReturnType::Type(_, ty) => erased(ty),
-            ReturnType::Default => Some(syn::parse_quote!(())),
+            ReturnType::Default => Some((syn::parse_quote!(()), true)),
         },
     };
+    // An outcome type named whole is read through its probe, once per
+    // type; any other, or one that `if_result` judges (it may not be an
+    // outcome at all), through closures of the function's own.
+    let named = match &erased_ret {
+        Some((_, whole)) => *whole && args.if_result.is_none(),
+        None => false,
+    };
+    let ret = erased_ret.map(|(ty, _)| ty);
     let is_async = !matches!(kind, Kind::Sync);
+    let traits = traits(&args, &krate, is_async, named);
     let moved = moved_checks(&sig, &body, &kind, &args, &private);
     let Prelude {
         items,
@@ -121,6 +129,7 @@ pub fn expand(mut args: Args, function: Function) -> syn::Result<TokenStream> {
         outcome: Ident::new("__retry_out", return_span),
         return_span,
         ret: &ret,
+        named,
         is_async,
         classify: classifier(&args, error_span, external_api),
         // The static itself where there is one, not the local pointing at
@@ -191,24 +200,33 @@ pub fn expand(mut args: Args, function: Function) -> syn::Result<TokenStream> {
 /// the user's types (an error's text, a value's judgement, a field, a
 /// timeout, a hook's return), imported once for the whole body: an import
 /// in each closure made each closure's block a scope of its own to resolve.
-fn traits(args: &Args, krate: &TokenStream, is_sync: bool) -> TokenStream {
-    let mut pairs = vec![code!(
-        self as __retry_private,
-        DescribeDebug as _,
-        DescribeDisplay as _
-    )];
-    if args.if_result.is_none() {
-        pairs.push(code!(ValueAccepted as _, ValueFailure as _));
+fn traits(args: &Args, krate: &TokenStream, is_async: bool, named: bool) -> TokenStream {
+    // An outcome type named whole is read through its probe (`named`,
+    // never with `if_result`), any other through closures
+    // (`Parts::describe`, `Parts::judge_value`).
+    let mut pairs = vec![code!(self as __retry_private)];
+    if named {
+        pairs.push(code!(
+            AcceptsValue as _,
+            DescribesDebug as _,
+            DescribesDisplay as _,
+            JudgesValue as _
+        ));
+    } else {
+        pairs.push(code!(DescribeDebug as _, DescribeDisplay as _));
+        if args.if_result.is_none() {
+            pairs.push(code!(ValueAccepted as _, ValueFailure as _));
+        }
     }
     if args.fields.is_some() {
         pairs.push(code!(FieldDebug as _, FieldText as _));
     }
     // Only what the expansion calls: each trait in scope is one more that
     // rustc considers for every method call in the body.
-    if !is_sync && args.attempt_timeout.is_none() && args.deadline.is_some() {
+    if is_async && args.attempt_timeout.is_none() && args.deadline.is_some() {
         pairs.push(code!(NotTimeoutable as _, Timeoutable as _));
     }
-    if !is_sync && args.hooks.any() {
+    if is_async && args.hooks.any() {
         pairs.push(code!(HookFuture as _, HookUnit as _));
     }
     code! {
@@ -223,6 +241,9 @@ struct Parts<'a> {
     outcome: Ident,
     return_span: Span,
     ret: &'a Option<Type>,
+    /// Whether the outcome type is named whole, so that its error's text
+    /// and its value's judgement are read through its probe.
+    named: bool,
     is_async: bool,
     classify: TokenStream,
     /// The call's policy, as `scope` and `decide` take it.
@@ -421,8 +442,13 @@ impl Parts<'_> {
     /// The error's text for the logs: its `Display`, else its `Debug`.
     fn describe(&self) -> TokenStream {
         let private = self.private;
-        code! {
-            |__retry_e, __retry_f| (&#private::Describe(__retry_e)).__retry_describe(__retry_f)
+        match self.ret {
+            Some(ret) if self.named => {
+                code!((&#private::OutcomeOf::<#ret>::new()).__retry_describer())
+            }
+            _ => code! {
+                |__retry_e, __retry_f| (&#private::Describe(__retry_e)).__retry_describe(__retry_f)
+            },
         }
     }
 
@@ -432,8 +458,13 @@ impl Parts<'_> {
         let private = self.private;
         match &args.if_result {
             Some(predicate) => code!(|__retry_v| #private::reject_with(__retry_v, #predicate)),
-            None => code! {
-                |__retry_v| (&#private::Value(__retry_v)).__retry_value()
+            None => match self.ret {
+                Some(ret) if self.named => {
+                    code!((&#private::OutcomeOf::<#ret>::new()).__retry_judge())
+                }
+                _ => code! {
+                    |__retry_v| (&#private::Value(__retry_v)).__retry_value()
+                },
             },
         }
     }
@@ -892,21 +923,25 @@ fn attempt_body(body: &item::Body, args: &Args) -> TokenStream {
 }
 
 /// A type with `impl Trait` replaced by `_`, or `None` when nothing of it
-/// can be named.
-fn erased(ty: &Type) -> Option<Type> {
+/// can be named; and whether it is named whole, with nothing replaced.
+fn erased(ty: &Type) -> Option<(Type, bool)> {
     let mut ty = ty.clone();
-    ImplTraitEraser.visit_type_mut(&mut ty);
+    let mut eraser = ImplTraitEraser { erased: false };
+    eraser.visit_type_mut(&mut ty);
     match ty {
         Type::Infer(_) => None,
-        ty => Some(ty),
+        ty => Some((ty, !eraser.erased)),
     }
 }
 
-struct ImplTraitEraser;
+struct ImplTraitEraser {
+    erased: bool,
+}
 
 impl VisitMut for ImplTraitEraser {
     fn visit_type_mut(&mut self, ty: &mut Type) {
         if let Type::ImplTrait(impl_trait) = ty {
+            self.erased = true;
             *ty = Type::Infer(syn::TypeInfer {
                 underscore_token: syn::Token![_](impl_trait.impl_token.span),
             });

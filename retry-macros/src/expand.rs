@@ -110,7 +110,7 @@ pub fn expand(mut args: Args, function: Function) -> syn::Result<TokenStream> {
     };
     let ret = erased_ret.map(|(ty, _)| ty);
     let is_async = !matches!(kind, Kind::Sync);
-    let traits = traits(&args, &krate, is_async, named);
+    let traits = traits(&args, &krate, &private, is_async, named);
     let moved = moved_checks(&sig, &body, &kind, &args, &private);
     let Prelude {
         items,
@@ -131,7 +131,7 @@ pub fn expand(mut args: Args, function: Function) -> syn::Result<TokenStream> {
         ret: &ret,
         named,
         is_async,
-        classify: classifier(&args, error_span, external_api),
+        classify: classifier(&args, &private, error_span, external_api),
         // The static itself where there is one, not the local pointing at
         // it: the core's checks of what the policy does not use then fold
         // away, in async functions too, whose locals live in the future and
@@ -200,11 +200,17 @@ pub fn expand(mut args: Args, function: Function) -> syn::Result<TokenStream> {
 /// the user's types (an error's text, a value's judgement, a field, a
 /// timeout, a hook's return), imported once for the whole body: an import
 /// in each closure made each closure's block a scope of its own to resolve.
-fn traits(args: &Args, krate: &TokenStream, is_async: bool, named: bool) -> TokenStream {
+fn traits(
+    args: &Args,
+    krate: &TokenStream,
+    private: &Ident,
+    is_async: bool,
+    named: bool,
+) -> TokenStream {
     // An outcome type named whole is read through its probe (`named`,
     // never with `if_result`), any other through closures
     // (`Parts::describe`, `Parts::judge_value`).
-    let mut pairs = vec![code!(self as __retry_private)];
+    let mut pairs = vec![code!(self as #private)];
     if named {
         pairs.push(code!(
             AcceptsValue as _,
@@ -800,8 +806,7 @@ fn backoff(backoff: Option<&Backoff>, private: &Ident) -> BackoffCode {
 /// The classifier handed to `Call::decide`: a function of the error.
 /// Without `on` it is the error type's own classification, named at the
 /// error type so that a type without one is reported there.
-fn classifier(args: &Args, error_span: Span, external_api: bool) -> TokenStream {
-    let private = Ident::new("__retry_private", Span::mixed_site());
+fn classifier(args: &Args, private: &Ident, error_span: Span, external_api: bool) -> TokenStream {
     match &args.on {
         None | Some(On::Transient) => {
             // Every token of the call at the error type's own span, so that a
@@ -833,9 +838,10 @@ fn classifier(args: &Args, error_span: Span, external_api: bool) -> TokenStream 
     }
 }
 
-/// For each by-value argument the body moves, a check at the move that
-/// fails to compile, naming `clone(..)`, unless the argument is `Copy`.
-/// The trait is local, so that its message can name the argument.
+/// For each by-value argument, or field of one, that each attempt moves, a
+/// check at the move that fails to compile, naming `clone(..)`, unless its
+/// type is `Copy` or a `&mut` (which a call reborrows). The trait is local,
+/// so that its message can name the argument.
 fn moved_checks(
     sig: &syn::Signature,
     body: &item::Body,

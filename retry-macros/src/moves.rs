@@ -3,15 +3,16 @@
 //! `#[retry]` runs the body once per attempt, so a body that moves a
 //! by-value argument, or a field of one, cannot compile; rustc's own error
 //! (E0382) then points at the attribute. For each argument or field the
-//! body plainly moves (passes it to a function, binds it, puts it in a
-//! struct, tuple or array, returns it, loops over it), the expansion adds a
-//! check that compiles to nothing when its type is `Copy`, and otherwise
-//! fails at that use with a message that names `clone(..)`. Uses it cannot judge (inside macros,
-//! closures, async blocks, nested items; method receivers; names bound
-//! again in the body) are left to rustc. Of a function that returns the
-//! async block its body ends with, only that block's content runs once per
-//! attempt: what comes before it runs once per call, and may move an
-//! argument.
+//! body plainly moves (passes it to a function, binds it to a name, puts it
+//! in a struct, tuple or array, returns it, loops over it), the expansion
+//! adds a check that compiles to nothing when its type is `Copy` or a
+//! `&mut` (which a call reborrows), and otherwise fails at that use with a
+//! message that names `clone(..)`. Uses it cannot judge (inside macros,
+//! closures, async blocks, nested items; method receivers; destructuring
+//! patterns; names bound again in the body) are left to rustc. Of a
+//! function that returns the async block its body ends with, only that
+//! block's content runs once per attempt: what comes before it runs once
+//! per call, and may move an argument.
 
 use std::borrow::Cow;
 

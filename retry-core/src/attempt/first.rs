@@ -116,8 +116,9 @@ where
 
 /// A sync call whose loop holds nothing of the user's: [`first_attempt`],
 /// inline, then, when it failed, [`rest_sync`], out of line. The expansion
-/// calls this with the body's closure and the closures that read its
-/// outcome, so that each annotated function compiles one call.
+/// calls this with the body's closure and what reads its outcome (the
+/// outcome type's probe, or closures), so that each annotated function
+/// compiles one call.
 ///
 /// Only for a policy without a concurrency limit (see [`first_attempt`]).
 #[inline]

@@ -210,11 +210,19 @@ async fn slow_failures_with_deadline() -> io::Result<()> {
     slow_failure().await
 }
 
+#[retry(max = 2, backoff = fixed(1s), after = |_| {}, dead_letter = SLOW_REVIEW)]
+async fn slow_failures_with_a_hook() -> io::Result<()> {
+    slow_failure().await
+}
+
+/// Without a deadline or hooks a call's clock is first read when its first
+/// attempt fails; with either, as the call starts.
 #[tokio::test(start_paused = true)]
-async fn a_record_times_the_call_from_its_start_with_a_deadline_else_from_its_first_failure() {
+async fn what_the_time_of_a_record_covers() {
     // 0-3 s the first attempt, 3-4 s the wait, 4-7 s the second.
     slow_failures().await.unwrap_err();
     slow_failures_with_deadline().await.unwrap_err();
+    slow_failures_with_a_hook().await.unwrap_err();
     let records = SLOW_REVIEW.take();
     let times: Vec<_> = records.iter().map(|r| (r.function, r.elapsed)).collect();
     assert_eq!(
@@ -223,6 +231,10 @@ async fn a_record_times_the_call_from_its_start_with_a_deadline_else_from_its_fi
             ("operations::slow_failures", Duration::from_secs(4)),
             (
                 "operations::slow_failures_with_deadline",
+                Duration::from_secs(7)
+            ),
+            (
+                "operations::slow_failures_with_a_hook",
                 Duration::from_secs(7)
             ),
         ]

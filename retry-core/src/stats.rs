@@ -7,7 +7,8 @@
 //! first attempt and after retries, give-ups by reason, the attempts made,
 //! the time spent by calls that needed more than one attempt (waits
 //! included, from the call's start when it has a deadline or hooks, else
-//! from its first failure; a first-try success reads no clock, so it adds no time),
+//! from its first failure; a first-try success reads no clock, so it adds
+//! no time),
 //! the alerts raised, and the calls cancelled before they ended. Every
 //! count is an atomic add, exact under any contention.
 

@@ -24,9 +24,7 @@ pub use crate::jitter::Jitter;
 pub use crate::outcome::{Fallible, FromBreakerOpen, FromTimeout, Outcome};
 pub use crate::policy::Nested;
 pub use crate::policy::Policy;
-pub use crate::read_outcome::{
-    AcceptsValue, DescribesDebug, DescribesDisplay, JudgesValue, OutcomeOf,
-};
+pub use crate::read_outcome::{AcceptsValue, DescribesDebug, DescribesDisplay, JudgesValue, Probe};
 pub use crate::stats::Site;
 pub use tracing;
 
@@ -38,37 +36,6 @@ pub fn reject_with<T: ?Sized>(
     predicate: impl FnOnce(&T) -> bool,
 ) -> Option<Classification> {
     predicate(value).then(|| Classification::transient().with_code(crate::attempt::REJECTED))
-}
-
-/// A successful value, judged by [`ClassifiedValue`] when its type has it:
-/// [`ValueFailure`] and [`ValueAccepted`] tell them apart, as `Describe`
-/// does (the expansion calls `(&Value(v)).__retry_value()`).
-pub struct Value<'v, T: ?Sized>(pub &'v T);
-
-/// A value whose type may be a failure.
-pub trait ValueFailure {
-    /// The value's failure, if it is one.
-    fn __retry_value(&self) -> Option<Classification>;
-}
-
-impl<T: ClassifiedValue + ?Sized> ValueFailure for Value<'_, T> {
-    #[inline]
-    fn __retry_value(&self) -> Option<Classification> {
-        self.0.failure()
-    }
-}
-
-/// A value of any other type: never a failure.
-pub trait ValueAccepted {
-    /// `None`.
-    fn __retry_value(&self) -> Option<Classification>;
-}
-
-impl<T: ?Sized> ValueAccepted for &Value<'_, T> {
-    #[inline(always)]
-    fn __retry_value(&self) -> Option<Classification> {
-        None
-    }
 }
 
 /// What the body moves of a by-value argument (the argument, or a field of
@@ -325,42 +292,6 @@ pub type AsyncClock = TokioClock;
 /// The clock of async functions: tokio's when there is tokio.
 #[cfg(not(feature = "tokio"))]
 pub type AsyncClock = SystemClock;
-
-/// An error borrowed for the logs; [`DescribeDisplay`] and [`DescribeDebug`]
-/// pick `Display` when the type has it and `Debug` otherwise.
-///
-/// The expansion calls `(&Describe(e)).__retry_describe(f)`. Method
-/// resolution first looks for a method taking `&Describe<E>` as it is, which
-/// the `Display` impl (on `Describe<E>`, by `&self`) provides when `E:
-/// Display`; only then does it borrow again and find the `Debug` impl (on
-/// `&Describe<E>`).
-pub struct Describe<'e, E: ?Sized>(pub &'e E);
-
-/// The `Display` arm of the error description.
-pub trait DescribeDisplay {
-    /// Writes the error with `Display`.
-    fn __retry_describe(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result;
-}
-
-impl<E: fmt::Display + ?Sized> DescribeDisplay for Describe<'_, E> {
-    #[inline]
-    fn __retry_describe(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        fmt::Display::fmt(self.0, f)
-    }
-}
-
-/// The `Debug` arm of the error description.
-pub trait DescribeDebug {
-    /// Writes the error with `Debug`.
-    fn __retry_describe(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result;
-}
-
-impl<E: fmt::Debug + ?Sized> DescribeDebug for &Describe<'_, E> {
-    #[inline]
-    fn __retry_describe(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        fmt::Debug::fmt(self.0, f)
-    }
-}
 
 /// An argument named in `fields(..)`, as logs and records write it: text
 /// as it is, anything else by `Debug`, so that a URL is `http://..` and not

@@ -1,104 +1,92 @@
-//! How the expansion reads an outcome whose type it can name: its error's
-//! text and its value's judgement, picked by autoref on the type, once per
-//! outcome type, instead of by a closure that each annotated function
-//! compiles.
+//! How the expansion reads an outcome: its error's text and its value's
+//! judgement, picked by autoref on the error or value type.
 //!
-//! The expansion calls `(&OutcomeOf::<R>::new()).__retry_describer()` and
-//! `(&OutcomeOf::<R>::new()).__retry_judge()`. Method resolution first
-//! finds the impls on `OutcomeOf<R>` ([`DescribesDisplay`], [`JudgesValue`]),
-//! which apply when the error is `Display` or the value
-//! [`ClassifiedValue`], and only then borrows again to find those on
-//! `&OutcomeOf<R>` ([`DescribesDebug`], [`AcceptsValue`]). Each gives a
-//! function item, the same for every function of that outcome type, and of
-//! no size: a function that passes it on to the failure path stores
-//! nothing for it on its success path.
+//! The expansion calls `(&Probe::<E>::new()).__retry_describer()` and
+//! `(&Probe::<V>::new()).__retry_judge()` when it can name the type (as
+//! `<R as Outcome>::Error` and `<R as Outcome>::Value` of the function's
+//! outcome type `R`), and `(&Probe::of(e))` on the error or value itself
+//! inside a closure when it cannot. Method resolution first finds the
+//! impls on `Probe<T>` ([`DescribesDisplay`], [`JudgesValue`]), which apply
+//! when the error is `Display` or the value [`ClassifiedValue`], and only
+//! then borrows again to find those on `&Probe<T>` ([`DescribesDebug`],
+//! [`AcceptsValue`]). Each gives a function item, the same for every
+//! function of that type, and of no size: a function that passes it on to
+//! the failure path stores nothing for it on its success path.
 
 use core::fmt;
 use core::marker::PhantomData;
 
 use crate::class::Classification;
 use crate::classify::ClassifiedValue;
-use crate::outcome::Outcome;
 
-/// The probe for the outcome type `R`.
+/// The probe for the type `T`.
 #[derive(Debug)]
-pub struct OutcomeOf<R: ?Sized>(PhantomData<fn() -> *const R>);
+pub struct Probe<T: ?Sized>(PhantomData<fn() -> *const T>);
 
-impl<R: ?Sized> OutcomeOf<R> {
-    /// The probe for `R`.
+impl<T: ?Sized> Probe<T> {
+    /// The probe for `T`, named.
     #[inline]
-    pub const fn new() -> OutcomeOf<R> {
-        OutcomeOf(PhantomData)
+    pub const fn new() -> Probe<T> {
+        Probe(PhantomData)
+    }
+
+    /// The probe for the type of `value`.
+    #[inline]
+    pub const fn of(_value: &T) -> Probe<T> {
+        Probe::new()
     }
 }
 
-impl<R: ?Sized> Default for OutcomeOf<R> {
-    fn default() -> OutcomeOf<R> {
-        OutcomeOf::new()
+impl<T: ?Sized> Default for Probe<T> {
+    fn default() -> Probe<T> {
+        Probe::new()
     }
 }
 
 /// An error that is `Display`: written with it.
-pub trait DescribesDisplay<E> {
+pub trait DescribesDisplay<T: ?Sized> {
     /// `Display::fmt`.
-    fn __retry_describer(&self) -> impl Fn(&E, &mut fmt::Formatter<'_>) -> fmt::Result + Copy;
+    fn __retry_describer(&self) -> impl Fn(&T, &mut fmt::Formatter<'_>) -> fmt::Result + Copy;
 }
 
-impl<R: Outcome + ?Sized> DescribesDisplay<R::Error> for OutcomeOf<R>
-where
-    R::Error: fmt::Display,
-{
-    #[inline(always)]
-    fn __retry_describer(
-        &self,
-    ) -> impl Fn(&R::Error, &mut fmt::Formatter<'_>) -> fmt::Result + Copy {
-        <R::Error as fmt::Display>::fmt
+impl<T: fmt::Display + ?Sized> DescribesDisplay<T> for Probe<T> {
+    fn __retry_describer(&self) -> impl Fn(&T, &mut fmt::Formatter<'_>) -> fmt::Result + Copy {
+        <T as fmt::Display>::fmt
     }
 }
 
 /// Any other error: written with `Debug`.
-pub trait DescribesDebug<E> {
+pub trait DescribesDebug<T: ?Sized> {
     /// `Debug::fmt`.
-    fn __retry_describer(&self) -> impl Fn(&E, &mut fmt::Formatter<'_>) -> fmt::Result + Copy;
+    fn __retry_describer(&self) -> impl Fn(&T, &mut fmt::Formatter<'_>) -> fmt::Result + Copy;
 }
 
-impl<R: Outcome + ?Sized> DescribesDebug<R::Error> for &OutcomeOf<R>
-where
-    R::Error: fmt::Debug,
-{
-    #[inline(always)]
-    fn __retry_describer(
-        &self,
-    ) -> impl Fn(&R::Error, &mut fmt::Formatter<'_>) -> fmt::Result + Copy {
-        <R::Error as fmt::Debug>::fmt
+impl<T: fmt::Debug + ?Sized> DescribesDebug<T> for &Probe<T> {
+    fn __retry_describer(&self) -> impl Fn(&T, &mut fmt::Formatter<'_>) -> fmt::Result + Copy {
+        <T as fmt::Debug>::fmt
     }
 }
 
 /// A value that may be a failure ([`ClassifiedValue`]): judged by it.
-pub trait JudgesValue<V: ?Sized> {
+pub trait JudgesValue<T: ?Sized> {
     /// [`ClassifiedValue::failure`].
-    fn __retry_judge(&self) -> impl Fn(&V) -> Option<Classification> + Copy;
+    fn __retry_judge(&self) -> impl Fn(&T) -> Option<Classification> + Copy;
 }
 
-impl<R: Outcome + ?Sized> JudgesValue<R::Value> for OutcomeOf<R>
-where
-    R::Value: ClassifiedValue,
-{
-    #[inline(always)]
-    fn __retry_judge(&self) -> impl Fn(&R::Value) -> Option<Classification> + Copy {
-        <R::Value as ClassifiedValue>::failure
+impl<T: ClassifiedValue + ?Sized> JudgesValue<T> for Probe<T> {
+    fn __retry_judge(&self) -> impl Fn(&T) -> Option<Classification> + Copy {
+        <T as ClassifiedValue>::failure
     }
 }
 
 /// Any other value: never a failure.
-pub trait AcceptsValue<V: ?Sized> {
+pub trait AcceptsValue<T: ?Sized> {
     /// A judge that returns `None`.
-    fn __retry_judge(&self) -> impl Fn(&V) -> Option<Classification> + Copy;
+    fn __retry_judge(&self) -> impl Fn(&T) -> Option<Classification> + Copy;
 }
 
-impl<R: Outcome + ?Sized> AcceptsValue<R::Value> for &OutcomeOf<R> {
-    #[inline(always)]
-    fn __retry_judge(&self) -> impl Fn(&R::Value) -> Option<Classification> + Copy {
+impl<T: ?Sized> AcceptsValue<T> for &Probe<T> {
+    fn __retry_judge(&self) -> impl Fn(&T) -> Option<Classification> + Copy {
         |_| None
     }
 }

@@ -101,16 +101,17 @@ pub fn expand(mut args: Args, function: Function) -> syn::Result<TokenStream> {
             ReturnType::Default => Some((syn::parse_quote!(()), true)),
         },
     };
-    // An outcome type named whole is read through its probe, once per
-    // type; any other, or one that `if_result` judges (it may not be an
-    // outcome at all), through closures of the function's own.
+    // An outcome type named whole is read by probing its error and value
+    // types by name, with what the core makes once per type; any other, or
+    // one that `if_result` judges (it may not be an outcome at all), by
+    // probing the error or value itself in a closure of the function's own.
     let named = match &erased_ret {
         Some((_, whole)) => *whole && args.if_result.is_none(),
         None => false,
     };
     let ret = erased_ret.map(|(ty, _)| ty);
     let is_async = !matches!(kind, Kind::Sync);
-    let traits = traits(&args, &krate, &private, is_async, named);
+    let traits = traits(&args, &krate, &private, is_async);
     let moved = moved_checks(&sig, &body, &kind, &args, &private);
     let Prelude {
         items,
@@ -200,29 +201,10 @@ pub fn expand(mut args: Args, function: Function) -> syn::Result<TokenStream> {
 /// the user's types (an error's text, a value's judgement, a field, a
 /// timeout, a hook's return), imported once for the whole body: an import
 /// in each closure made each closure's block a scope of its own to resolve.
-fn traits(
-    args: &Args,
-    krate: &TokenStream,
-    private: &Ident,
-    is_async: bool,
-    named: bool,
-) -> TokenStream {
-    // An outcome type named whole is read through its probe (`named`,
-    // never with `if_result`), any other through closures
-    // (`Parts::describe`, `Parts::judge_value`).
-    let mut pairs = vec![code!(self as #private)];
-    if named {
-        pairs.push(code!(
-            AcceptsValue as _,
-            DescribesDebug as _,
-            DescribesDisplay as _,
-            JudgesValue as _
-        ));
-    } else {
-        pairs.push(code!(DescribeDebug as _, DescribeDisplay as _));
-        if args.if_result.is_none() {
-            pairs.push(code!(ValueAccepted as _, ValueFailure as _));
-        }
+fn traits(args: &Args, krate: &TokenStream, private: &Ident, is_async: bool) -> TokenStream {
+    let mut pairs = vec![code!(self as #private, DescribesDebug as _, DescribesDisplay as _)];
+    if args.if_result.is_none() {
+        pairs.push(code!(AcceptsValue as _, JudgesValue as _));
     }
     if args.fields.is_some() {
         pairs.push(code!(FieldDebug as _, FieldText as _));
@@ -248,7 +230,7 @@ struct Parts<'a> {
     return_span: Span,
     ret: &'a Option<Type>,
     /// Whether the outcome type is named whole, so that its error's text
-    /// and its value's judgement are read through its probe.
+    /// and its value's judgement are probed by type, not in closures.
     named: bool,
     is_async: bool,
     classify: TokenStream,
@@ -449,11 +431,11 @@ impl Parts<'_> {
     fn describe(&self) -> TokenStream {
         let private = self.private;
         match self.ret {
-            Some(ret) if self.named => {
-                code!((&#private::OutcomeOf::<#ret>::new()).__retry_describer())
-            }
+            Some(ret) if self.named => code! {
+                (&#private::Probe::<<#ret as #private::Outcome>::Error>::new()).__retry_describer()
+            },
             _ => code! {
-                |__retry_e, __retry_f| (&#private::Describe(__retry_e)).__retry_describe(__retry_f)
+                |__retry_e, __retry_f| (&#private::Probe::of(__retry_e)).__retry_describer()(__retry_e, __retry_f)
             },
         }
     }
@@ -465,11 +447,11 @@ impl Parts<'_> {
         match &args.if_result {
             Some(predicate) => code!(|__retry_v| #private::reject_with(__retry_v, #predicate)),
             None => match self.ret {
-                Some(ret) if self.named => {
-                    code!((&#private::OutcomeOf::<#ret>::new()).__retry_judge())
-                }
+                Some(ret) if self.named => code! {
+                    (&#private::Probe::<<#ret as #private::Outcome>::Value>::new()).__retry_judge()
+                },
                 _ => code! {
-                    |__retry_v| (&#private::Value(__retry_v)).__retry_value()
+                    |__retry_v| (&#private::Probe::of(__retry_v)).__retry_judge()(__retry_v)
                 },
             },
         }

@@ -40,7 +40,7 @@ mod failure_state;
 mod first;
 
 pub use failure_state::{Boxed, FailureState, Inline, Slot};
-pub use first::{Rest, first_attempt, rest_sync, run_sync};
+pub use first::run_sync;
 
 /// The names and values of the arguments in `fields(..)`, for records.
 pub type FieldVisitor<'v> = &'v mut dyn FnMut(&'static str, &dyn fmt::Debug);

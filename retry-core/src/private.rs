@@ -9,8 +9,7 @@ use core::time::Duration;
 use crate::timeout::AttemptTimeout;
 
 pub use crate::attempt::{
-    Boxed, Call, Decision, FieldVisitor, Inline, Rest, first_attempt, no_fields, no_span,
-    rest_sync, run_sync,
+    Boxed, Call, Decision, FieldVisitor, Inline, no_fields, no_span, run_sync,
 };
 pub use crate::backoff::{Exponential, Fibonacci, Fixed, Linear, NoBackoff};
 pub use crate::class::Classification;

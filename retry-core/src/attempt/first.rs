@@ -24,7 +24,7 @@ use crate::stats::Site;
 /// What is left of a sync call after [`first_attempt`], for
 /// [`rest_sync`].
 #[derive(Debug)]
-pub struct Rest<R>(Resume<R>);
+struct Rest<R>(Resume<R>);
 
 #[derive(Debug)]
 enum Resume<R> {
@@ -62,11 +62,11 @@ impl Drop for Unwinding {
 /// spans take is made once for each backoff type, not for each function.
 ///
 /// Only for a policy without a concurrency limit, whose permit only a call
-/// holds: the expansion calls this for no other.
+/// holds (see [`run_sync`]).
 ///
 /// `judge_value` is `decide`'s: whether a successful value is a failure.
 #[inline]
-pub fn first_attempt<B, R, A, V>(
+fn first_attempt<B, R, A, V>(
     policy: &'static Policy<B>,
     site: &'static Site,
     attempt: &mut A,
@@ -114,13 +114,14 @@ where
     Ok(outcome)
 }
 
-/// A sync call whose loop holds nothing of the user's: [`first_attempt`],
-/// inline, then, when it failed, [`rest_sync`], out of line. The expansion
-/// calls this with the body's closure and what reads its outcome (the
-/// outcome type's probe, or closures), so that each annotated function
-/// compiles one call.
+/// A sync call whose loop holds nothing of the user's: its first attempt
+/// inline (`first_attempt`), then, when it failed, the rest of the call out
+/// of line (`rest_sync`). The expansion calls this with the body's closure
+/// and what reads its outcome (probes of its error and value types, or
+/// closures), so that each annotated function compiles one call.
 ///
-/// Only for a policy without a concurrency limit (see [`first_attempt`]).
+/// Only for a policy without a concurrency limit, whose permit only a call
+/// holds: the expansion calls this for no other.
 #[inline]
 #[allow(clippy::too_many_arguments)]
 pub fn run_sync<B, R, A, V>(
@@ -178,7 +179,7 @@ fn first_succeeded<B>(policy: &Policy<B>, site: &'static Site, started: Option<I
 /// on the failure path only.
 #[inline(never)]
 #[allow(clippy::too_many_arguments)]
-pub fn rest_sync<B: Backoff, R: Outcome>(
+fn rest_sync<B: Backoff, R: Outcome>(
     policy: &Policy<B>,
     site: &'static Site,
     rest: Rest<R>,

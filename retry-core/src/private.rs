@@ -51,7 +51,6 @@ pub trait MovedReborrow {
 }
 
 impl<T: ?Sized> MovedReborrow for &Moved<'_, &mut T> {
-    #[inline(always)]
     fn __retry_moved(&self) -> &'static () {
         &()
     }
@@ -64,7 +63,6 @@ pub trait MovedAway<'v, T: ?Sized> {
 }
 
 impl<'v, T: ?Sized> MovedAway<'v, T> for Moved<'v, T> {
-    #[inline(always)]
     fn __retry_moved(&self) -> &'v T {
         self.0
     }

@@ -409,7 +409,7 @@ mod http_crate {
 
 #[cfg(feature = "http")]
 pub use http_crate::classify_response;
-#[cfg(feature = "http")]
+#[cfg(feature = "reqwest")]
 pub(crate) use http_crate::single;
 
 #[cfg(test)]

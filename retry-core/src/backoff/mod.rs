@@ -108,9 +108,13 @@ mod tests {
         ) {
             let base = Duration::from_millis(base_ms);
             let exp = Exponential::new(base, f64::from(factor), max);
-            let exact = u128::from(factor)
-                .checked_pow(retry - 1)
-                .and_then(|m| base.as_nanos().checked_mul(m));
+            // Zero times any power is zero, even one past what u128 holds.
+            let exact = match base_ms {
+                0 => Some(0),
+                _ => u128::from(factor)
+                    .checked_pow(retry - 1)
+                    .and_then(|m| base.as_nanos().checked_mul(m)),
+            };
             let expected = match exact {
                 Some(nanos) if nanos <= max.as_nanos() => saturating_from_nanos(nanos),
                 _ => max,

@@ -90,3 +90,18 @@ fn a_dynamic_policy_of_u32_max_attempts_without_backoff_or_deadline_is_refused()
     let bounded = endless.deadline(Duration::from_secs(5));
     assert!(bounded.apply(&base).is_ok());
 }
+
+// A literal past what `u64` nanoseconds hold (about 584 years): the policy
+// is then built as a `static` instead of named as a constant by its
+// values, and keeps it exactly. 18,446,744,074 s is 2^64 ns and 0.29 s: cut
+// to fit, it would be a wait of 0.29 s, and the call would end within the
+// hour.
+#[retry(max = 3, backoff = fixed(18446744074s), deadline = 7000000h)]
+async fn literal_past_u64_nanos() -> io::Result<()> {
+    Err(reset())
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_literal_delay_past_u64_nanoseconds_is_kept_exactly() {
+    still_waiting_after_an_hour(literal_past_u64_nanos()).await;
+}

@@ -23,6 +23,7 @@ mod calendar;
 mod class;
 mod classify;
 mod clock;
+mod const_policy;
 mod current;
 pub mod dead_letter;
 pub mod dynamic;

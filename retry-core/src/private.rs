@@ -17,6 +17,11 @@ pub use crate::classify::{Classified, ClassifiedValue, Classify, IntoClassificat
 pub use crate::clock::SystemClock;
 #[cfg(feature = "tokio")]
 pub use crate::clock::TokioClock;
+pub use crate::const_policy::{
+    ALERT_AFTER_SHIFT, ConstPolicy, ExpOf, FibonacciOf, FixedOf, IGNORE_RETRY_AFTER,
+    JITTER_DECORRELATED, JITTER_EQUAL, JITTER_FULL, JITTER_NONE, LinearOf, NESTED_SINGLE, NONE,
+    NOT_IDEMPOTENT,
+};
 pub use crate::dynamic::{AnyBackoff, DynamicPolicy};
 pub use crate::hooks::Context;
 pub use crate::jitter::Jitter;

@@ -53,6 +53,78 @@ pub enum Backoff {
     Expr(Box<Expr>),
 }
 
+/// A built-in curve with the parts not given filled in: what
+/// `Exponential::new`, `Linear::new` and the others are called with.
+pub enum Curve {
+    /// `exp` with no part given, as no `backoff` is: `Exponential::DEFAULT`.
+    DefaultExp,
+    Exp {
+        base: Dur,
+        factor: f64,
+        max: Dur,
+    },
+    Fixed(Dur),
+    Linear {
+        base: Dur,
+        step: Dur,
+        max: Dur,
+    },
+    Fibonacci {
+        base: Dur,
+        max: Dur,
+    },
+    None,
+}
+
+/// A curve of the user's: a closure of the retry number, or a value.
+pub enum Custom<'a> {
+    Closure(&'a ExprClosure),
+    Expr(&'a Expr),
+}
+
+impl Curve {
+    /// The curve `backoff` names (no `backoff`: `exp`), or the custom one
+    /// it gives. A base defaults to 1 s, a cap to 30 s, `exp`'s factor to 2
+    /// and `linear`'s step to its base.
+    pub fn of(backoff: Option<&Backoff>) -> Result<Curve, Custom<'_>> {
+        let or = |d: &Option<Dur>, n| {
+            d.clone()
+                .unwrap_or_else(|| Dur::default_literal(Duration::from_secs(n)))
+        };
+        let Some(backoff) = backoff else {
+            return Ok(Curve::DefaultExp);
+        };
+        Ok(match backoff {
+            Backoff::Exp {
+                base: None,
+                factor: None,
+                max: None,
+            } => Curve::DefaultExp,
+            Backoff::Exp { base, factor, max } => Curve::Exp {
+                base: or(base, 1),
+                factor: factor.unwrap_or(2.0),
+                max: or(max, 30),
+            },
+            Backoff::Fixed(delay) => Curve::Fixed(delay.clone()),
+            Backoff::Linear { base, step, max } => {
+                let base = or(base, 1);
+                Curve::Linear {
+                    step: step.clone().unwrap_or_else(|| base.clone()),
+                    base,
+                    max: or(max, 30),
+                }
+            }
+            Backoff::Fibonacci { base, max } => Curve::Fibonacci {
+                base: or(base, 1),
+                max: or(max, 30),
+            },
+            Backoff::None => Curve::None,
+            Backoff::Closure(closure) => return Err(Custom::Closure(closure)),
+            Backoff::Expr(expr) => return Err(Custom::Expr(expr)),
+        })
+    }
+}
+
 /// `jitter` / `jitter = ...`
 pub enum Jitter {
     None,

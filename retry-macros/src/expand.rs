@@ -40,11 +40,15 @@
 //! ```text
 //! let __retry_body = || -> Ret { body };
 //! let __retry_out = run_sync(
-//!     &__RETRY_POLICY, &__RETRY_SITE, __retry_body,
+//!     &ConstPolicy::<FixedOf<200000000>, 3>::POLICY, &__RETRY_SITE, __retry_body,
 //!     judge, &classify, &describe, &thread_sleep,
 //! );
 //! __retry_out
 //! ```
+//!
+//! There, a policy made only of literals and without shared state is not a
+//! `static` of the function's own but a constant of the core's
+//! `ConstPolicy`, named by its values (`const_policy`).
 //!
 //! The body's tokens appear exactly once.
 
@@ -56,10 +60,10 @@ use syn::spanned::Spanned;
 use syn::visit_mut::VisitMut;
 use syn::{AttrStyle, Ident, ReturnType, Type};
 
-use crate::args::{Args, Backoff, Hooks, Jitter, Max, On};
+use crate::args::{Args, Backoff, Curve, Custom, Hooks, Jitter, Max, On};
 use crate::duration::Dur;
 use crate::item::{self, Function, Kind};
-use crate::{moves, preset, validate};
+use crate::{const_policy, moves, preset, validate};
 
 /// `quote!` with mixed-site hygiene: the expansion's locals (`__retry_*`)
 /// can neither see nor shadow the user's names, while paths still resolve
@@ -116,6 +120,7 @@ pub fn expand(mut args: Args, function: Function) -> syn::Result<TokenStream> {
     let Prelude {
         items,
         call,
+        policy: policy_ref,
         is_static,
     } = prelude(&args, &sig.ident, &private, is_async);
     // The call state, for the loops that build it before the first attempt.
@@ -133,15 +138,7 @@ pub fn expand(mut args: Args, function: Function) -> syn::Result<TokenStream> {
         named,
         is_async,
         classify: classifier(&args, &private, error_span, external_api),
-        // The static itself where there is one, not the local pointing at
-        // it: the core's checks of what the policy does not use then fold
-        // away, in async functions too, whose locals live in the future and
-        // are read back from it.
-        policy: if is_static {
-            code!((&__RETRY_POLICY))
-        } else {
-            code!(__retry_policy)
-        },
+        policy: policy_ref,
     };
 
     let (inner_attrs, outer_attrs): (Vec<_>, Vec<_>) = attrs
@@ -519,6 +516,86 @@ fn prelude(args: &Args, fn_name: &Ident, private: &Ident, is_async: bool) -> Pre
         }
     };
     let dynamic = args.policy.as_ref().map(|(_, expr)| expr);
+    // A policy of literals without shared state is a type's constant where
+    // the expansion names it once: a sync function's early first attempt.
+    // A loop names its policy again at each decision, and named so, the
+    // constant cost an async function's release build more than a `static`
+    // does (112.7 against 111.6 million instructions).
+    let named = match dynamic {
+        None if !is_async && first_attempt_early(args) => const_policy::named(args, private),
+        _ => None,
+    };
+    let (policy, policy_ref, is_static) = match named {
+        Some(named) => (code!(), code!((&#named::POLICY)), true),
+        None => built_policy(args, private, dynamic),
+    };
+    let policy = match dynamic {
+        Some(dynamic) => code! {
+            #policy
+            let __retry_policy = &#private::dynamic_policy(__retry_policy, #dynamic, &__RETRY_SITE);
+        },
+        None => policy,
+    };
+    let on = match &args.on {
+        Some(On::Expr(expr)) => code!(let __retry_on = #expr;),
+        _ => code!(),
+    };
+    let sleeper = match (&args.sleep, is_async) {
+        (Some(sleep), false) => code!(let __retry_sleep = #private::sync_sleeper(#sleep);),
+        (Some(sleep), true) => code!(let __retry_sleep = #private::async_sleeper(#sleep);),
+        (None, _) => code!(),
+    };
+    let (clock, new) = if is_async {
+        // Boxed: the failure state would make the function's future larger.
+        (code!(#private::async_clock()), code!(new))
+    } else {
+        (code!(#private::SystemClock), code!(new_inline))
+    };
+    let prelude = code! {
+        static __RETRY_SITE: #private::Site = #private::Site::new(#name);
+        #policy
+        #on
+        #sleeper
+    };
+    let mut call =
+        code!(let mut __retry_call = #private::Call::#new(#policy_ref, &__RETRY_SITE, #clock););
+    // Hooks see the time since the call started.
+    if args.hooks.any() {
+        call.extend(code!(__retry_call.start_clock();));
+    }
+    Prelude {
+        items: prelude,
+        call,
+        policy: policy_ref,
+        is_static,
+    }
+}
+
+/// The statements before the loop.
+struct Prelude {
+    /// The site, the policy, the classifier and the sleeper.
+    items: TokenStream,
+    /// The call state.
+    call: TokenStream,
+    /// The call's policy, as `scope` and `decide` take it: a constant
+    /// itself where there is one, not a local pointing at it, so that the
+    /// core's checks of what the policy does not use fold away, in async
+    /// functions too, whose locals live in the future and are read back
+    /// from it.
+    policy: TokenStream,
+    /// Whether `policy` is a constant (a `ConstPolicy`'s, or
+    /// `__RETRY_POLICY`).
+    is_static: bool,
+}
+
+/// The policy built by its builder: a `static` when it is a constant (the
+/// call then names the static itself: `is_static`), else a local. Returns
+/// the statements, how the call names the policy, and `is_static`.
+fn built_policy(
+    args: &Args,
+    private: &Ident,
+    dynamic: Option<&syn::Expr>,
+) -> (TokenStream, TokenStream, bool) {
     let BackoffCode {
         tokens: backoff,
         builtin,
@@ -624,55 +701,7 @@ fn prelude(args: &Args, fn_name: &Ident, private: &Ident, is_async: bool) -> Pre
         ),
         _ => (code!(let __retry_policy = &#policy;), code!(__retry_policy)),
     };
-    let policy = match dynamic {
-        Some(dynamic) => code! {
-            #policy
-            let __retry_policy = &#private::dynamic_policy(__retry_policy, #dynamic, &__RETRY_SITE);
-        },
-        None => policy,
-    };
-    let on = match &args.on {
-        Some(On::Expr(expr)) => code!(let __retry_on = #expr;),
-        _ => code!(),
-    };
-    let sleeper = match (&args.sleep, is_async) {
-        (Some(sleep), false) => code!(let __retry_sleep = #private::sync_sleeper(#sleep);),
-        (Some(sleep), true) => code!(let __retry_sleep = #private::async_sleeper(#sleep);),
-        (None, _) => code!(),
-    };
-    let (clock, new) = if is_async {
-        // Boxed: the failure state would make the function's future larger.
-        (code!(#private::async_clock()), code!(new))
-    } else {
-        (code!(#private::SystemClock), code!(new_inline))
-    };
-    let prelude = code! {
-        static __RETRY_SITE: #private::Site = #private::Site::new(#name);
-        #policy
-        #on
-        #sleeper
-    };
-    let mut call =
-        code!(let mut __retry_call = #private::Call::#new(#policy_ref, &__RETRY_SITE, #clock););
-    // Hooks see the time since the call started.
-    if args.hooks.any() {
-        call.extend(code!(__retry_call.start_clock();));
-    }
-    Prelude {
-        items: prelude,
-        call,
-        is_static,
-    }
-}
-
-/// The statements before the loop.
-struct Prelude {
-    /// The site, the policy, the classifier and the sleeper.
-    items: TokenStream,
-    /// The call state.
-    call: TokenStream,
-    /// Whether the call's policy is `__RETRY_POLICY` itself.
-    is_static: bool,
+    (policy, policy_ref, is_static)
 }
 
 /// Whether a sync function runs its first attempt before it builds a call
@@ -709,29 +738,27 @@ struct BackoffCode {
 }
 
 fn backoff(backoff: Option<&Backoff>, private: &Ident) -> BackoffCode {
-    let secs = |n| Dur::default_literal(std::time::Duration::from_secs(n));
-    let or = |d: &Option<Dur>, default: Dur| d.clone().unwrap_or(default);
     let literal = |ds: &[&Dur]| ds.iter().all(|d| d.literal_value().is_some());
     let builtin = |variant, ty, tokens, literal| BackoffCode {
         tokens,
         builtin: Some((variant, ty)),
         literal,
     };
-    match backoff {
-        None
-        | Some(Backoff::Exp {
-            base: None,
-            factor: None,
-            max: None,
-        }) => builtin(
+    let custom = |tokens| BackoffCode {
+        tokens,
+        builtin: None,
+        literal: false,
+    };
+    match Curve::of(backoff) {
+        Err(Custom::Closure(closure)) => custom(code!(#private::backoff_fn(#closure))),
+        Err(Custom::Expr(expr)) => custom(code!(#expr)),
+        Ok(Curve::DefaultExp) => builtin(
             "Exponential",
             "Exponential",
             code!(#private::Exponential::DEFAULT),
             true,
         ),
-        Some(Backoff::Exp { base, factor, max }) => {
-            let (base, max) = (or(base, secs(1)), or(max, secs(30)));
-            let factor = factor.unwrap_or(2.0);
+        Ok(Curve::Exp { base, factor, max }) => {
             let (b, m) = (base.tokens(), max.tokens());
             builtin(
                 "Exponential",
@@ -740,19 +767,16 @@ fn backoff(backoff: Option<&Backoff>, private: &Ident) -> BackoffCode {
                 literal(&[&base, &max]),
             )
         }
-        Some(Backoff::Fixed(delay)) => {
+        Ok(Curve::Fixed(delay)) => {
             let d = delay.tokens();
             builtin(
                 "Fixed",
                 "Fixed",
                 code!(#private::Fixed::new(#d)),
-                literal(&[delay]),
+                literal(&[&delay]),
             )
         }
-        Some(Backoff::Linear { base, step, max }) => {
-            let base = or(base, secs(1));
-            let step = or(step, base.clone());
-            let max = or(max, secs(30));
+        Ok(Curve::Linear { base, step, max }) => {
             let (b, s, m) = (base.tokens(), step.tokens(), max.tokens());
             builtin(
                 "Linear",
@@ -761,8 +785,7 @@ fn backoff(backoff: Option<&Backoff>, private: &Ident) -> BackoffCode {
                 literal(&[&base, &step, &max]),
             )
         }
-        Some(Backoff::Fibonacci { base, max }) => {
-            let (base, max) = (or(base, secs(1)), or(max, secs(30)));
+        Ok(Curve::Fibonacci { base, max }) => {
             let (b, m) = (base.tokens(), max.tokens());
             builtin(
                 "Fibonacci",
@@ -771,17 +794,7 @@ fn backoff(backoff: Option<&Backoff>, private: &Ident) -> BackoffCode {
                 literal(&[&base, &max]),
             )
         }
-        Some(Backoff::None) => builtin("None", "NoBackoff", code!(#private::NoBackoff), true),
-        Some(Backoff::Closure(closure)) => BackoffCode {
-            tokens: code!(#private::backoff_fn(#closure)),
-            builtin: None,
-            literal: false,
-        },
-        Some(Backoff::Expr(expr)) => BackoffCode {
-            tokens: code!(#expr),
-            builtin: None,
-            literal: false,
-        },
+        Ok(Curve::None) => builtin("None", "NoBackoff", code!(#private::NoBackoff), true),
     }
 }
 

@@ -4,6 +4,7 @@
 #![deny(missing_docs)]
 
 mod args;
+mod const_policy;
 mod duration;
 mod expand;
 mod hint;

@@ -173,22 +173,29 @@ exec "$rustc" "$@"
 WRAPPER
 chmod +x "$wrapper"
 
-# Instructions rustc executes to rebuild the crate alone.
+# Instructions rustc executes to rebuild the crate alone, and of those the
+# attribute's own: its expansions, callees included (0 for a crate without
+# it; "?" if this rustc names the expansion otherwise).
 instructions() {
-    local dir=$1 command=$2 out="$work/callgrind.out"
+    local dir=$1 command=$2 out="$work/callgrind.out" attribute
     touch "$dir/src/lib.rs"
     rm -f "$out"
     # shellcheck disable=SC2086
     COMPILE_COST_OUT="$out" RUSTC_WRAPPER="$wrapper" \
         cargo $command --quiet --manifest-path "$dir/Cargo.toml" --target-dir "$work/target-counted" >/dev/null
-    awk '/^summary:/ { print $2 }' "$out"
+    attribute=$(callgrind_annotate --inclusive=yes "$out" 2>/dev/null |
+        awk '/AttrProcMacro as rustc_expand::base::AttrProcMacro>::expand \[/ { gsub(",", "", $1); print $1; exit }')
+    if [ -z "$attribute" ]; then
+        grep -q "reattempt::retry" "$dir/src/lib.rs" && attribute="?" || attribute=0
+    fi
+    echo "$(awk '/^summary:/ { print $2 }' "$out") $attribute"
 }
 
 echo
 echo "## Instructions rustc executes per annotated function (callgrind: 40 functions less 20, over 20)"
 echo
-printf '| variant | shape | release build (millions) | check (millions) |\n'
-printf '|---|---|---:|---:|\n'
+printf '| variant | shape | release build (millions) | check (millions) | of the check, the attribute (millions) |\n'
+printf '|---|---|---:|---:|---:|\n'
 for shape in shared distinct async long; do
     for variant in reattempt backon; do
         row="| $variant | $shape"
@@ -200,10 +207,16 @@ for shape in shared distinct async long; do
                 cargo $command --quiet --manifest-path "$work/$variant-$shape-$size/Cargo.toml" \
                     --target-dir "$work/target-counted" >/dev/null
             done
-            small=$(instructions "$work/$variant-$shape-20" "$command")
-            large=$(instructions "$work/$variant-$shape-40" "$command")
+            read -r small small_attribute <<<"$(instructions "$work/$variant-$shape-20" "$command")"
+            read -r large large_attribute <<<"$(instructions "$work/$variant-$shape-40" "$command")"
             row+=$(awk -v s="$small" -v l="$large" 'BEGIN { printf " | %.1f", (l - s) / 20 / 1e6 }')
         done
+        # The attribute's share, of the check (the last command counted).
+        if [ "$small_attribute" = "?" ] || [ "$large_attribute" = "?" ]; then
+            row+=" | ?"
+        else
+            row+=$(awk -v s="$small_attribute" -v l="$large_attribute" 'BEGIN { printf " | %.2f", (l - s) / 20 / 1e6 }')
+        fi
         echo "$row |"
     done
 done

@@ -28,7 +28,9 @@ pub use crate::jitter::Jitter;
 pub use crate::outcome::{Fallible, FromBreakerOpen, FromTimeout, Outcome};
 pub use crate::policy::Nested;
 pub use crate::policy::Policy;
-pub use crate::read_outcome::{AcceptsValue, DescribesDebug, DescribesDisplay, JudgesValue, Probe};
+pub use crate::read_outcome::{
+    AcceptsValue, DescribesDebug, DescribesDisplay, ErrorProbe, JudgesValue, Probe, ValueProbe,
+};
 pub use crate::stats::Site;
 pub use tracing;
 

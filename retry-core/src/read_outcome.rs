@@ -1,11 +1,12 @@
 //! How the expansion reads an outcome: its error's text and its value's
 //! judgement, picked by autoref on the error or value type.
 //!
-//! The expansion calls `(&Probe::<E>::new()).__retry_describer()` and
-//! `(&Probe::<V>::new()).__retry_judge()` when it can name the type (as
-//! `<R as Outcome>::Error` and `<R as Outcome>::Value` of the function's
-//! outcome type `R`), and `(&Probe::of(e))` on the error or value itself
-//! inside a closure when it cannot. Method resolution first finds the
+//! The expansion calls `(&ErrorProbe::<R>::new()).__retry_describer()` and
+//! `(&ValueProbe::<R>::new()).__retry_judge()` when it can name the
+//! function's outcome type `R` (the probes of `<R as Outcome>::Error` and
+//! `<R as Outcome>::Value`, by aliases that the expansion names in fewer
+//! tokens), and `(&Probe::of(e))` on the error or value itself inside a
+//! closure when it cannot. Method resolution first finds the
 //! impls on `Probe<T>` ([`DescribesDisplay`], [`JudgesValue`]), which apply
 //! when the error is `Display` or the value [`ClassifiedValue`], and only
 //! then borrows again to find those on `&Probe<T>` ([`DescribesDebug`],
@@ -22,6 +23,12 @@ use crate::classify::ClassifiedValue;
 /// The probe for the type `T`.
 #[derive(Debug)]
 pub struct Probe<T: ?Sized>(PhantomData<fn() -> *const T>);
+
+/// The probe of an outcome's error type.
+pub type ErrorProbe<R> = Probe<<R as crate::outcome::Outcome>::Error>;
+
+/// The probe of an outcome's value type.
+pub type ValueProbe<R> = Probe<<R as crate::outcome::Outcome>::Value>;
 
 impl<T: ?Sized> Probe<T> {
     /// The probe for `T`, named.

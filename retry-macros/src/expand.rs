@@ -429,7 +429,7 @@ impl Parts<'_> {
         let private = self.private;
         match self.ret {
             Some(ret) if self.named => code! {
-                (&#private::Probe::<<#ret as #private::Outcome>::Error>::new()).__retry_describer()
+                (&#private::ErrorProbe::<#ret>::new()).__retry_describer()
             },
             _ => code! {
                 |__retry_e, __retry_f| (&#private::Probe::of(__retry_e)).__retry_describer()(__retry_e, __retry_f)
@@ -445,7 +445,7 @@ impl Parts<'_> {
             Some(predicate) => code!(|__retry_v| #private::reject_with(__retry_v, #predicate)),
             None => match self.ret {
                 Some(ret) if self.named => code! {
-                    (&#private::Probe::<<#ret as #private::Outcome>::Value>::new()).__retry_judge()
+                    (&#private::ValueProbe::<#ret>::new()).__retry_judge()
                 },
                 _ => code! {
                     |__retry_v| (&#private::Probe::of(__retry_v)).__retry_judge()(__retry_v)

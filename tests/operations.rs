@@ -686,6 +686,46 @@ fn must_not_run_twice_retries_a_refusal_and_stops_at_a_reset() {
     assert_eq!(stats.give_ups.maybe_applied, 1);
 }
 
+// A policy of literals without shared state is named by its values
+// (`ConstPolicy`): these two check that the options reach it.
+
+#[retry(max = 5, backoff = none, sleep = no_wait, idempotent = false)]
+fn transfer_alone(outcomes: &Mutex<Vec<ErrorKind>>) -> io::Result<u64> {
+    match outcomes.lock().unwrap().pop() {
+        Some(kind) => Err(kind.into()),
+        None => Ok(1),
+    }
+}
+
+#[test]
+fn must_not_run_twice_holds_for_a_policy_of_literals_alone() {
+    // Popped from the end: refused, refused, then reset.
+    let outcomes = Mutex::new(vec![
+        ErrorKind::ConnectionReset,
+        ErrorKind::ConnectionRefused,
+        ErrorKind::ConnectionRefused,
+    ]);
+    let error = transfer_alone(&outcomes).unwrap_err();
+    assert_eq!(error.kind(), ErrorKind::ConnectionReset);
+    assert!(outcomes.lock().unwrap().is_empty(), "three attempts");
+    let stats = reattempt::stats::get("operations::transfer_alone").unwrap();
+    assert_eq!(stats.give_ups.maybe_applied, 1);
+}
+
+#[retry(max = 2, backoff = none, sleep = no_wait, alert_after = 3)]
+fn watched_alone() -> io::Result<()> {
+    Err(ErrorKind::ConnectionReset.into())
+}
+
+#[test]
+fn alert_after_alone_alerts_at_the_third_failure_in_a_row() {
+    let alerts = || reattempt::stats::get("operations::watched_alone").map_or(0, |s| s.alerts);
+    watched_alone().unwrap_err(); // two failures
+    assert_eq!(alerts(), 0);
+    watched_alone().unwrap_err(); // the third: an alert
+    assert_eq!(alerts(), 1);
+}
+
 // ---- budget costs per class ----
 
 static COSTLY: RetryBudget =

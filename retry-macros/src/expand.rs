@@ -115,6 +115,9 @@ pub fn expand(mut args: Args, function: Function) -> syn::Result<TokenStream> {
     };
     let ret = erased_ret.map(|(ty, _)| ty);
     let is_async = !matches!(kind, Kind::Sync);
+    // Whether a sync function's first attempt may run before its call is
+    // built, when its policy is a constant.
+    let early = !is_async && first_attempt_early(&args);
     let traits = traits(&args, &krate, &private, is_async);
     let moved = moved_checks(&sig, &body, &kind, &args, &private);
     let Prelude {
@@ -122,7 +125,7 @@ pub fn expand(mut args: Args, function: Function) -> syn::Result<TokenStream> {
         call,
         policy: policy_ref,
         is_static,
-    } = prelude(&args, &sig.ident, &private, is_async);
+    } = prelude(&args, &sig.ident, &private, is_async, early);
     // The call state, for the loops that build it before the first attempt.
     let prelude = || code!(#moved #items #call);
     let error_span = error_type_span(&sig.output, &kind);
@@ -152,7 +155,7 @@ pub fn expand(mut args: Args, function: Function) -> syn::Result<TokenStream> {
                 None => code!(),
             };
             let policy = &parts.policy;
-            if is_static && first_attempt_early(&args) {
+            if is_static && early {
                 let looped = parts.early_first_attempt(&args, code!(|| #annotation #block));
                 code!({ #(#inner_attrs)* #traits #moved #items #looped })
             } else {
@@ -506,8 +509,9 @@ impl Parts<'_> {
 }
 
 /// The statements before the loop: site, policy, classifier, sleeper, and
-/// the call state.
-fn prelude(args: &Args, fn_name: &Ident, private: &Ident, is_async: bool) -> Prelude {
+/// the call state. `early`: the function's first attempt runs before its
+/// call is built when its policy is a constant (`first_attempt_early`).
+fn prelude(args: &Args, fn_name: &Ident, private: &Ident, is_async: bool, early: bool) -> Prelude {
     let name = match &args.name {
         Some(name) => name.to_token_stream(),
         None => {
@@ -522,7 +526,7 @@ fn prelude(args: &Args, fn_name: &Ident, private: &Ident, is_async: bool) -> Pre
     // constant cost an async function's release build more than a `static`
     // does (112.7 against 111.6 million instructions).
     let named = match dynamic {
-        None if !is_async && first_attempt_early(args) => const_policy::named(args, private),
+        None if early => const_policy::named(args, private),
         _ => None,
     };
     let (policy, policy_ref, is_static) = match named {

@@ -7,7 +7,7 @@ use core::fmt;
 use core::future::Future;
 use core::hash::BuildHasher as _;
 use core::marker::PhantomData;
-use core::mem::ManuallyDrop;
+use core::mem::{self, ManuallyDrop};
 use core::num::NonZeroU32;
 use core::pin::Pin;
 use core::ptr;
@@ -170,8 +170,11 @@ fn current() -> Option<&'static Frame<'static>> {
     // SAFETY: `CURRENT` is non-null only while the `Entered` guard of
     // `Frame::entered` lives, which borrows the frame it points to and
     // restores the previous value when it drops, unwinding included (this
-    // crate never forgets one); the reference given out here does not
-    // outlive the caller's use within that time (it is never stored).
+    // crate never forgets one), or between `Frame::enter_first` and
+    // `FirstEntered::leave`, whose guard also borrows the frame and restores
+    // the value if it drops first (it is forgotten only after `leave`); the
+    // reference given out here does not outlive the caller's use within
+    // that time (it is never stored).
     unsafe { frame.as_ref() }
 }
 
@@ -271,6 +274,60 @@ impl Frame<'_> {
             outer: CURRENT.replace(this),
             frame: PhantomData,
         }
+    }
+
+    /// Makes this frame, of the first attempt of a call that has no
+    /// [`Call`](crate::Call) yet, the one [`attempt()`] sees until
+    /// [`FirstEntered::leave`]. The guard stands for the call too: dropped,
+    /// which only unwinding does (the attempt's, or the judgement's of its
+    /// outcome), it puts back the frame that was current before and counts
+    /// the call as cancelled, as a dropped call would be. One guard for
+    /// both, instead of the frame's and one for the count: a function whose
+    /// first attempt runs early compiles one landing pad, not two.
+    #[inline]
+    pub(crate) fn enter_first(&self) -> FirstEntered<'_> {
+        let this = ptr::from_ref(self).cast::<Frame<'static>>();
+        FirstEntered {
+            outer: CURRENT.replace(this),
+            site: self.site,
+            frame: PhantomData,
+        }
+    }
+}
+
+/// The first attempt of a call, entered by [`Frame::enter_first`].
+#[must_use = "dropped, the guard counts the call as cancelled"]
+pub(crate) struct FirstEntered<'a> {
+    outer: *const Frame<'static>,
+    site: &'static Site,
+    /// The frame stays borrowed, so that it outlives its time as current.
+    frame: PhantomData<&'a Frame<'a>>,
+}
+
+impl FirstEntered<'_> {
+    /// The attempt returned: the frame that was current before is current
+    /// again, while the guard still counts an unwinding judgement.
+    #[inline]
+    pub(crate) fn leave(&self) {
+        CURRENT.set(self.outer);
+    }
+
+    /// The call goes on without unwinding: nothing is counted. Only after
+    /// [`leave`](Self::leave), which put the frame back.
+    #[inline]
+    pub(crate) fn judged(self) {
+        mem::forget(self);
+    }
+}
+
+impl Drop for FirstEntered<'_> {
+    #[cold]
+    #[inline(never)]
+    fn drop(&mut self) {
+        // Already put back if the judgement unwound; setting it again sets
+        // the same value.
+        CURRENT.set(self.outer);
+        self.site.cancelled();
     }
 }
 
@@ -570,6 +627,56 @@ mod tests {
         assert_ne!(outer_id.get_or_draw(), inner_id.get_or_draw());
         assert!(attempt().is_none());
         assert_eq!(super::outer(), None);
+    }
+
+    #[test]
+    fn a_first_attempt_puts_the_frame_back_and_counts_only_an_unwinding_call() {
+        static OUTER: Site = Site::new("first-outer");
+        static FIRST: Site = Site::new("first");
+        let (outer_id, first_id) = (CallIdCell::default(), CallIdCell::default());
+        let outer = Frame {
+            site: &OUTER,
+            number: 2,
+            max: None,
+            call_id: &outer_id,
+        };
+        let first = Frame {
+            site: &FIRST,
+            number: 1,
+            max: NonZeroU32::new(5),
+            call_id: &first_id,
+        };
+        let outer_sees = || attempt().map(|a| (a.number(), a.max()));
+        outer.enter(|| {
+            // Returned and judged: back to the outer frame, nothing counted.
+            let entered = first.enter_first();
+            assert_eq!(outer_sees(), Some((1, Some(5))));
+            entered.leave();
+            assert_eq!(outer_sees(), Some((2, None)));
+            entered.judged();
+            assert_eq!(FIRST.snapshot().cancelled, 0);
+
+            // The attempt unwinds.
+            let unwound = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                let _entered = first.enter_first();
+                panic!("the attempt panicked");
+            }));
+            assert!(unwound.is_err());
+            assert_eq!(outer_sees(), Some((2, None)));
+            assert_eq!(FIRST.snapshot().cancelled, 1);
+
+            // Its judgement unwinds, after the attempt left the frame.
+            let unwound = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                let entered = first.enter_first();
+                entered.leave();
+                panic!("the judgement panicked");
+            }));
+            assert!(unwound.is_err());
+            assert_eq!(outer_sees(), Some((2, None)));
+            assert_eq!(FIRST.snapshot().cancelled, 2);
+        });
+        assert!(attempt().is_none());
+        assert_eq!(OUTER.snapshot().cancelled, 0);
     }
 
     #[test]

@@ -5,7 +5,6 @@
 //! was set) makes all of its attempts there.
 
 use core::fmt;
-use core::mem;
 use core::time::Duration;
 use std::time::Instant;
 
@@ -43,18 +42,6 @@ struct Started {
     at: Option<Instant>,
 }
 
-/// Counts a call whose first attempt (or its judgement) unwinds as
-/// cancelled, as a dropped [`Call`] is; forgotten when the attempt returns,
-/// so that it costs nothing then.
-struct Unwinding(&'static Site);
-
-impl Drop for Unwinding {
-    #[cold]
-    fn drop(&mut self) {
-        self.0.cancelled();
-    }
-}
-
 /// Runs the first attempt of a sync call, as [`Call::new_inline`] and
 /// [`Call::scope`] would. A success is counted and returned; a failure's
 /// [`Rest`] goes to [`rest_sync`]. When a subscriber may want spans, no
@@ -86,21 +73,20 @@ where
     }
     let started = starts(policy, site, &SystemClock);
     let call_id = CallIdCell::default();
-    let unwinding = Unwinding(site);
-    let outcome = Frame {
+    let frame = Frame {
         site,
         number: 1,
         max: policy.max_attempts,
         call_id: &call_id,
-    }
-    .enter(attempt);
+    };
+    let entered = frame.enter_first();
+    let outcome = attempt();
+    entered.leave();
     let succeeded = match outcome.split() {
         Ok(value) => judge_value(value).is_none(),
         Err(_) => false,
     };
-    // Until the outcome is judged: a judgement that panics ends the call
-    // too.
-    mem::forget(unwinding);
+    entered.judged();
     if !succeeded {
         return Err(Rest(Resume::Failed {
             outcome,

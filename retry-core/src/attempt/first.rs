@@ -20,8 +20,8 @@ use crate::policy::Policy;
 use crate::spans;
 use crate::stats::Site;
 
-/// What is left of a sync call after [`first_attempt`], for
-/// [`rest_sync`].
+/// What is left of a sync call after its first attempt in [`run_sync`],
+/// for [`rest_sync`].
 #[derive(Debug)]
 struct Rest<R>(Resume<R>);
 
@@ -42,69 +42,19 @@ struct Started {
     at: Option<Instant>,
 }
 
-/// Runs the first attempt of a sync call, as [`Call::new_inline`] and
-/// [`Call::scope`] would. A success is counted and returned; a failure's
-/// [`Rest`] goes to [`rest_sync`]. When a subscriber may want spans, no
-/// attempt runs here: the whole call is [`rest_sync`]'s, so that what
-/// spans take is made once for each backoff type, not for each function.
-///
-/// Only for a policy without a concurrency limit, whose permit only a call
-/// holds (see [`run_sync`]).
-///
-/// `judge_value` is `decide`'s: whether a successful value is a failure.
-#[inline]
-fn first_attempt<B, R, A, V>(
-    policy: &'static Policy<B>,
-    site: &'static Site,
-    attempt: &mut A,
-    judge_value: V,
-) -> Result<R, Rest<R>>
-where
-    R: Outcome,
-    A: FnMut() -> R,
-    V: Fn(&R::Value) -> Option<Classification>,
-{
-    debug_assert!(
-        policy.limit.is_none(),
-        "a first attempt without a call holds no permit"
-    );
-    if spans::may_start() {
-        return Err(Rest(Resume::Traced));
-    }
-    let started = starts(policy, site, &SystemClock);
-    let call_id = CallIdCell::default();
-    let frame = Frame {
-        site,
-        number: 1,
-        max: policy.max_attempts,
-        call_id: &call_id,
-    };
-    let entered = frame.enter_first();
-    let outcome = attempt();
-    entered.leave();
-    let succeeded = match outcome.split() {
-        Ok(value) => judge_value(value).is_none(),
-        Err(_) => false,
-    };
-    entered.judged();
-    if !succeeded {
-        return Err(Rest(Resume::Failed {
-            outcome,
-            started: Started {
-                call_id,
-                at: started,
-            },
-        }));
-    }
-    first_succeeded(policy, site, started);
-    Ok(outcome)
-}
-
 /// A sync call whose loop holds nothing of the user's: its first attempt
-/// inline (`first_attempt`), then, when it failed, the rest of the call out
-/// of line (`rest_sync`). The expansion calls this with the body's closure
-/// and what reads its outcome (probes of its error and value types, or
-/// closures), so that each annotated function compiles one call.
+/// inline, as [`Call::new_inline`] and [`Call::scope`] would make it, then,
+/// when it failed, the rest of the call out of line ([`rest_sync`]). A
+/// success is counted and returned. When a subscriber may want spans, no
+/// attempt runs here: the whole call is `rest_sync`'s, so that what spans
+/// take is made once for each backoff type, not for each function.
+///
+/// The expansion calls this with the body's closure and what reads its
+/// outcome (probes of its error and value types, or closures), so that each
+/// annotated function compiles one call; `judge_value` is `decide`'s:
+/// whether a successful value is a failure. The first attempt and the
+/// hand-over are one function with one way out to the rest, so that each
+/// function compiles no `Result` of them to match.
 ///
 /// Only for a policy without a concurrency limit, whose permit only a call
 /// holds: the expansion calls this for no other.
@@ -125,19 +75,52 @@ where
     A: FnMut() -> R,
     V: Fn(&R::Value) -> Option<Classification>,
 {
-    match first_attempt(policy, site, &mut attempt, &judge_value) {
-        Ok(outcome) => outcome,
-        Err(rest) => rest_sync(
-            policy,
+    debug_assert!(
+        policy.limit.is_none(),
+        "a first attempt without a call holds no permit"
+    );
+    let rest = 'rest: {
+        if spans::may_start() {
+            break 'rest Resume::Traced;
+        }
+        let started = starts(policy, site, &SystemClock);
+        let call_id = CallIdCell::default();
+        let frame = Frame {
             site,
-            rest,
-            &mut attempt,
-            classify,
-            describe,
-            &judge_value,
-            sleep,
-        ),
-    }
+            number: 1,
+            max: policy.max_attempts,
+            call_id: &call_id,
+        };
+        let entered = frame.enter_first();
+        let outcome = attempt();
+        entered.leave();
+        let succeeded = match outcome.split() {
+            Ok(value) => judge_value(value).is_none(),
+            Err(_) => false,
+        };
+        entered.judged();
+        if succeeded {
+            first_succeeded(policy, site, started);
+            return outcome;
+        }
+        Resume::Failed {
+            outcome,
+            started: Started {
+                call_id,
+                at: started,
+            },
+        }
+    };
+    rest_sync(
+        policy,
+        site,
+        Rest(rest),
+        &mut attempt,
+        classify,
+        describe,
+        &judge_value,
+        sleep,
+    )
 }
 
 /// What `Call::decide` does after a first attempt that succeeded.
@@ -153,9 +136,10 @@ fn first_succeeded<B>(policy: &Policy<B>, site: &'static Site, started: Option<I
     success_seen(policy, site);
 }
 
-/// Runs what is left of a sync call after [`first_attempt`]: the decision
-/// on its first attempt, then the retries, each waited for with `sleep`;
-/// or, for a call that may have spans, the whole call.
+/// Runs what is left of a sync call after its first attempt in
+/// [`run_sync`]: the decision on that attempt, then the retries, each
+/// waited for with `sleep`; or, for a call that may have spans, the whole
+/// call.
 ///
 /// Only the code that runs the body and reads its outcome is made for each
 /// function, as its closures; this function is made once for each backoff

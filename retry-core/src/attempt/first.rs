@@ -94,10 +94,7 @@ where
         let entered = frame.enter_first();
         let outcome = attempt();
         entered.leave();
-        let succeeded = match outcome.split() {
-            Ok(value) => judge_value(value).is_none(),
-            Err(_) => false,
-        };
+        let succeeded = succeeded(&outcome, &judge_value);
         entered.judged();
         if succeeded {
             first_succeeded(policy, site, started);
@@ -121,6 +118,21 @@ where
         &judge_value,
         sleep,
     )
+}
+
+/// Whether an attempt's outcome is a success: a value `judge_value` does
+/// not take for a failure. A function of its own, made once for each
+/// outcome type rather than in each function that reads one.
+#[inline]
+fn succeeded<R, V>(outcome: &R, judge_value: &V) -> bool
+where
+    R: Outcome,
+    V: Fn(&R::Value) -> Option<Classification>,
+{
+    match outcome.split() {
+        Ok(value) => judge_value(value).is_none(),
+        Err(_) => false,
+    }
 }
 
 /// What `Call::decide` does after a first attempt that succeeded.

@@ -44,7 +44,7 @@ struct Started {
 
 /// A sync call whose loop holds nothing of the user's: its first attempt
 /// inline, as [`Call::new_inline`] and [`Call::scope`] would make it, then,
-/// when it failed, the rest of the call out of line ([`rest_sync`]). A
+/// when it failed, the rest of the call out of line (`rest_sync`). A
 /// success is counted and returned. When a subscriber may want spans, no
 /// attempt runs here: the whole call is `rest_sync`'s, so that what spans
 /// take is made once for each backoff type, not for each function.

@@ -322,7 +322,6 @@ impl FirstEntered<'_> {
 
 impl Drop for FirstEntered<'_> {
     #[cold]
-    #[inline(never)]
     fn drop(&mut self) {
         // Already put back if the judgement unwound; setting it again sets
         // the same value.

@@ -23,9 +23,6 @@ use crate::stats::Site;
 /// What is left of a sync call after its first attempt in [`run_sync`],
 /// for [`rest_sync`].
 #[derive(Debug)]
-struct Rest<R>(Resume<R>);
-
-#[derive(Debug)]
 enum Resume<R> {
     /// The first attempt failed; the call goes on from it.
     Failed { outcome: R, started: Started },
@@ -111,7 +108,7 @@ where
     rest_sync(
         policy,
         site,
-        Rest(rest),
+        rest,
         &mut attempt,
         classify,
         describe,
@@ -164,14 +161,14 @@ fn first_succeeded<B>(policy: &Policy<B>, site: &'static Site, started: Option<I
 fn rest_sync<B: Backoff, R: Outcome>(
     policy: &Policy<B>,
     site: &'static Site,
-    rest: Rest<R>,
+    rest: Resume<R>,
     attempt: &mut dyn FnMut() -> R,
     classify: &dyn Fn(&R::Error) -> Classification,
     describe: &dyn Fn(&R::Error, &mut fmt::Formatter<'_>) -> fmt::Result,
     judge_value: &dyn Fn(&R::Value) -> Option<Classification>,
     sleep: &dyn Fn(Duration),
 ) -> R {
-    let (outcome, started) = match rest.0 {
+    let (outcome, started) = match rest {
         Resume::Failed { outcome, started } => (Some(outcome), Some(started)),
         Resume::Traced => (None, None),
     };

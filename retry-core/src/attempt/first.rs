@@ -162,7 +162,7 @@ fn rest_sync<B: Backoff, R: Outcome>(
     policy: &Policy<B>,
     site: &'static Site,
     rest: Resume<R>,
-    attempt: &mut dyn FnMut() -> R,
+    attempt: &mut dyn Body<R>,
     classify: &dyn Fn(&R::Error) -> Classification,
     describe: &dyn Fn(&R::Error, &mut fmt::Formatter<'_>) -> fmt::Result,
     judge_value: &dyn Fn(&R::Value) -> Option<Classification>,
@@ -182,6 +182,22 @@ fn rest_sync<B: Backoff, R: Outcome>(
     rest_of_call(policy, site, started, &mut last, sleep);
     last.outcome
         .expect("the rest of a call returns on an attempt's outcome")
+}
+
+/// The body of a sync function, as the rest of its call runs it: a trait
+/// of one method, so that its vtable holds one function made for each
+/// annotated function, where a `dyn FnMut` vtable holds two more
+/// (`call_once` and its shim).
+trait Body<R> {
+    /// Runs the body once.
+    fn run(&mut self) -> R;
+}
+
+impl<R, A: FnMut() -> R> Body<R> for A {
+    #[inline]
+    fn run(&mut self) -> R {
+        self()
+    }
 }
 
 /// What the rest of a sync call reads of an attempt's outcome.
@@ -211,7 +227,7 @@ trait Attempts {
 /// The outcome of a sync call's last attempt, with what runs and reads it.
 struct LastAttempt<'a, R: Outcome> {
     outcome: Option<R>,
-    attempt: &'a mut dyn FnMut() -> R,
+    attempt: &'a mut dyn Body<R>,
     classify: &'a dyn Fn(&R::Error) -> Classification,
     describe: &'a dyn Fn(&R::Error, &mut fmt::Formatter<'_>) -> fmt::Result,
     judge_value: &'a dyn Fn(&R::Value) -> Option<Classification>,
@@ -219,7 +235,7 @@ struct LastAttempt<'a, R: Outcome> {
 
 impl<R: Outcome> Attempts for LastAttempt<'_, R> {
     fn run(&mut self) {
-        self.outcome = Some((self.attempt)());
+        self.outcome = Some(self.attempt.run());
     }
 
     fn clear(&mut self) {

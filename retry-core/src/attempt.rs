@@ -30,6 +30,7 @@ use crate::jitter::Rng;
 use crate::outcome::Outcome;
 use crate::outcome::{FromBreakerOpen, FromTimeout};
 use crate::policy::Policy;
+use crate::read_outcome::JudgeValue;
 use crate::spans::{self, Spans};
 use crate::stats::Site;
 use crate::timeout::AttemptTimeout;
@@ -72,7 +73,7 @@ pub enum Decision {
 ///
 /// ```
 /// use reattempt_core::stats::Site;
-/// use reattempt_core::{Call, Classification, Decision, GiveUp, Policy, SystemClock};
+/// use reattempt_core::{Call, Classification, Decision, GiveUp, NoFailure, Policy, SystemClock};
 /// use reattempt_core::backoff::Fixed;
 /// use std::time::Duration;
 ///
@@ -85,7 +86,7 @@ pub enum Decision {
 ///         &outcome,
 ///         |_| Classification::transient(),
 ///         |e, f| f.write_str(e),
-///         |_| None,
+///         NoFailure,
 ///         tracing::Span::none,
 ///         |_| {},
 ///     )
@@ -315,9 +316,10 @@ impl<'p, B: Backoff, C: Clock, S: Slot> Call<'p, B, C, S> {
     /// Decides what follows an attempt that returned `outcome`.
     ///
     /// The outcome is read through functions of the error (`classify`,
-    /// `describe` for the logs), of the value (`judge_value`: the
-    /// classification of a value that is a failure, as an HTTP response
-    /// with an error status or a value `if_result` rejects, else `None`),
+    /// `describe` for the logs), of the value (`judge_value`: a closure
+    /// that gives the classification of a value that is a failure, as an
+    /// HTTP response with an error status or a value `if_result` rejects,
+    /// else `None`; or [`NoFailure`](crate::NoFailure) when no value is),
     /// `span`, the span the call's log events go in, and `fields`, which
     /// shows a visitor the arguments named in `fields(..)` for records. Each
     /// is called only on the path that needs it.
@@ -340,13 +342,13 @@ impl<'p, B: Backoff, C: Clock, S: Slot> Call<'p, B, C, S> {
         R: Outcome + ?Sized,
         F: Fn(&R::Error) -> Classification,
         D: Fn(&R::Error, &mut fmt::Formatter<'_>) -> fmt::Result,
-        V: FnOnce(&R::Value) -> Option<Classification>,
+        V: JudgeValue<R::Value>,
         L: Fn() -> Span,
         A: Fn(FieldVisitor<'_>),
     {
         debug_assert!(core::ptr::eq(policy, self.policy), "the call's own policy");
         match outcome.split() {
-            Ok(value) => match judge_value(value) {
+            Ok(value) => match judge_value.judge(value) {
                 Some(class) => self.failed(class, &FailedValue(class), &span, &fields),
                 None => self.succeeded(policy, &span),
             },
@@ -704,6 +706,7 @@ mod tests {
     use crate::backoff::{Exponential, Fixed, NoBackoff};
     use crate::clock::SystemClock;
     use crate::jitter::Jitter;
+    use crate::read_outcome::NoFailure;
     use std::cell::Cell;
 
     /// A clock that moves only when told to.
@@ -740,7 +743,7 @@ mod tests {
             &Err::<(), &str>("boom"),
             |_| class,
             describe,
-            |_| None,
+            NoFailure,
             Span::none,
             |_| {},
         )
@@ -759,7 +762,7 @@ mod tests {
             &Ok::<u8, ()>(7),
             |_| unreachable!(),
             |_, _| Ok(()),
-            |_| None,
+            NoFailure,
             Span::none,
             |_| {},
         );

@@ -76,6 +76,7 @@ pub use outcome::{Fallible, FromBreakerOpen, FromTimeout, NoError, Outcome};
 pub use policy::{
     DEFAULT_ALERT_AFTER, DEFAULT_MAX_ATTEMPTS, DEFAULT_MAX_RETRY_AFTER, Nested, Policy,
 };
+pub use read_outcome::{DynJudge, JudgeValue, NoFailure};
 pub use stats::Alert;
 pub use timeout::AttemptTimeout;
 #[cfg(feature = "tokio")]

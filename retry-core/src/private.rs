@@ -29,7 +29,8 @@ pub use crate::outcome::{Fallible, FromBreakerOpen, FromTimeout, Outcome};
 pub use crate::policy::Nested;
 pub use crate::policy::Policy;
 pub use crate::read_outcome::{
-    AcceptsValue, DescribesDebug, DescribesDisplay, ErrorProbe, JudgesValue, Probe, ValueProbe,
+    AcceptsValue, DescribesDebug, DescribesDisplay, ErrorProbe, JudgeValue, JudgesValue, NoFailure,
+    Probe, ValueProbe,
 };
 pub use crate::stats::Site;
 pub use tracing;
@@ -42,6 +43,30 @@ pub fn reject_with<T: ?Sized>(
     predicate: impl FnOnce(&T) -> bool,
 ) -> Option<Classification> {
     predicate(value).then(|| Classification::transient().with_code(crate::attempt::REJECTED))
+}
+
+/// A closure that judges the values of `outcome`'s type, with the
+/// signature the core calls it with: for any borrow of the value. Passed
+/// straight to a [`JudgeValue`] bound, a closure would be made for one
+/// borrow, and its argument's type would not be known inside it; the
+/// outcome names that type where the expansion cannot.
+#[inline]
+pub fn judge_of<R, F>(_outcome: &R, judge: F) -> F
+where
+    R: Outcome + ?Sized,
+    F: Fn(&R::Value) -> Option<Classification>,
+{
+    judge
+}
+
+/// [`judge_of`] for the outcomes `body` returns, before it has run.
+#[inline]
+pub fn judge_of_body<R, F>(_body: &impl FnMut() -> R, judge: F) -> F
+where
+    R: Outcome,
+    F: Fn(&R::Value) -> Option<Classification>,
+{
+    judge
 }
 
 /// What the body moves of a by-value argument (the argument, or a field of

@@ -12,7 +12,10 @@
 //! then borrows again to find those on `&Probe<T>` ([`DescribesDebug`],
 //! [`AcceptsValue`]). Each gives a function item, the same for every
 //! function of that type, and of no size: a function that passes it on to
-//! the failure path stores nothing for it on its success path.
+//! the failure path stores nothing for it on its success path. A value
+//! that is never a failure gets [`NoFailure`], which is not even a
+//! function: nothing is made for its type, and the rest of the call is
+//! told there is no judgement.
 
 use core::fmt;
 use core::marker::PhantomData;
@@ -74,6 +77,50 @@ impl<T: fmt::Debug + ?Sized> DescribesDebug<T> for &Probe<T> {
     }
 }
 
+/// A judgement of values, as a closure called through a vtable.
+pub type DynJudge<'a, T> = &'a dyn Fn(&T) -> Option<Classification>;
+
+/// How the core judges a successful value: whether it is a failure, and
+/// its classification if so. A closure judges; [`NoFailure`] stands for a
+/// value type none of whose values is a failure.
+pub trait JudgeValue<T: ?Sized> {
+    /// The classification of `value` when it is a failure, else `None`.
+    fn judge(&self, value: &T) -> Option<Classification>;
+
+    /// The judgement as a closure the rest of a call can call without
+    /// naming `T`; `None` when no value is a failure, so that no closure,
+    /// and no vtable of one, is made for such a type.
+    fn as_dyn(&self) -> Option<DynJudge<'_, T>>;
+}
+
+impl<T: ?Sized, F: Fn(&T) -> Option<Classification>> JudgeValue<T> for F {
+    #[inline]
+    fn judge(&self, value: &T) -> Option<Classification> {
+        self(value)
+    }
+
+    #[inline]
+    fn as_dyn(&self) -> Option<DynJudge<'_, T>> {
+        Some(self)
+    }
+}
+
+/// The judgement of a value type none of whose values is a failure.
+#[derive(Clone, Copy, Debug)]
+pub struct NoFailure;
+
+impl<T: ?Sized> JudgeValue<T> for NoFailure {
+    #[inline]
+    fn judge(&self, _value: &T) -> Option<Classification> {
+        None
+    }
+
+    #[inline]
+    fn as_dyn(&self) -> Option<DynJudge<'_, T>> {
+        None
+    }
+}
+
 /// A value that may be a failure ([`ClassifiedValue`]): judged by it.
 pub trait JudgesValue<T: ?Sized> {
     /// [`ClassifiedValue::failure`].
@@ -87,13 +134,43 @@ impl<T: ClassifiedValue + ?Sized> JudgesValue<T> for Probe<T> {
 }
 
 /// Any other value: never a failure.
-pub trait AcceptsValue<T: ?Sized> {
-    /// A judge that returns `None`.
-    fn __retry_judge(&self) -> impl Fn(&T) -> Option<Classification> + Copy;
+pub trait AcceptsValue {
+    /// [`NoFailure`], which makes nothing of the value's type.
+    fn __retry_judge(&self) -> NoFailure;
 }
 
-impl<T: ?Sized> AcceptsValue<T> for &Probe<T> {
-    fn __retry_judge(&self) -> impl Fn(&T) -> Option<Classification> + Copy {
-        |_| None
+impl<T: ?Sized> AcceptsValue for &Probe<T> {
+    fn __retry_judge(&self) -> NoFailure {
+        NoFailure
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A value type whose values are failures when they are odd.
+    struct Reply(u32);
+
+    impl ClassifiedValue for Reply {
+        fn failure(&self) -> Option<Classification> {
+            (self.0 % 2 == 1).then(Classification::transient)
+        }
+    }
+
+    #[test]
+    fn a_classified_value_is_judged_by_its_type_and_any_other_never_fails() {
+        // As the expansion calls it: on a borrowed probe.
+        let probe = &Probe::<Reply>::new();
+        let judge = probe.__retry_judge();
+        assert_eq!(judge.judge(&Reply(3)), Some(Classification::transient()));
+        assert_eq!(judge.judge(&Reply(4)), None);
+        let as_dyn = judge.as_dyn().expect("a value type that may fail");
+        assert_eq!(as_dyn(&Reply(3)), Some(Classification::transient()));
+
+        let judge = (&Probe::<u64>::new()).__retry_judge();
+        assert_eq!(JudgeValue::<u64>::judge(&judge, &7), None);
+        // The rest of a call is told there is nothing to judge.
+        assert!(JudgeValue::<u64>::as_dyn(&judge).is_none());
     }
 }

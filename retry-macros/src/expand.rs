@@ -223,6 +223,15 @@ fn traits(args: &Args, krate: &TokenStream, private: &Ident, is_async: bool) -> 
     }
 }
 
+/// What names the outcome type for a closure that judges its values.
+#[derive(Clone, Copy)]
+enum Source {
+    /// The body's closure, bound before the early first attempt.
+    Body,
+    /// The attempt's outcome, which `decide` reads.
+    Outcome,
+}
+
 /// What every part of the loop needs to know.
 struct Parts<'a> {
     private: &'a Ident,
@@ -332,7 +341,7 @@ impl Parts<'_> {
             policy,
             ..
         } = self;
-        let judge_value = self.judge_value(args);
+        let judge_value = self.judge_value(args, Source::Body);
         let describe = self.describe();
         let fallible = self.fallible(args);
         let sleep = match &args.sleep {
@@ -415,7 +424,7 @@ impl Parts<'_> {
     /// own) and the span of `fields(..)`.
     fn judge(&self, args: &Args) -> TokenStream {
         let classify = &self.classify;
-        let judge_value = self.judge_value(args);
+        let judge_value = self.judge_value(args, Source::Outcome);
         let (span, fields) = self.span_and_fields(args);
         let describe = self.describe();
         code! {
@@ -441,19 +450,29 @@ impl Parts<'_> {
     }
 
     /// The judgement of a successful value: `if_result`, or the value
-    /// type's own.
-    fn judge_value(&self, args: &Args) -> TokenStream {
+    /// type's own. A closure is given its argument's type by `source`:
+    /// the early first attempt's body (`Source::Body`), else the outcome.
+    fn judge_value(&self, args: &Args, source: Source) -> TokenStream {
         let private = self.private;
-        match &args.if_result {
+        let closure = match &args.if_result {
             Some(predicate) => code!(|__retry_v| #private::reject_with(__retry_v, #predicate)),
             None => match self.ret {
-                Some(ret) if self.named => code! {
-                    (&#private::ValueProbe::<#ret>::new()).__retry_judge()
-                },
+                Some(ret) if self.named => {
+                    return code! {
+                        (&#private::ValueProbe::<#ret>::new()).__retry_judge()
+                    };
+                }
                 _ => code! {
-                    |__retry_v| (&#private::Probe::of(__retry_v)).__retry_judge()(__retry_v)
+                    |__retry_v| #private::JudgeValue::judge(&(&#private::Probe::of(__retry_v)).__retry_judge(), __retry_v)
                 },
             },
+        };
+        match source {
+            Source::Body => code!(#private::judge_of_body(&__retry_body, #closure)),
+            Source::Outcome => {
+                let outcome = &self.outcome;
+                code!(#private::judge_of(&#outcome, #closure))
+            }
         }
     }
 

@@ -17,6 +17,7 @@ use crate::current::{CallIdCell, Frame};
 use crate::export;
 use crate::outcome::Outcome;
 use crate::policy::Policy;
+use crate::read_outcome::{DynJudge, JudgeValue};
 use crate::spans;
 use crate::stats::Site;
 
@@ -70,12 +71,16 @@ where
     B: Backoff,
     R: Outcome,
     A: FnMut() -> R,
-    V: Fn(&R::Value) -> Option<Classification>,
+    V: JudgeValue<R::Value>,
 {
     debug_assert!(
         policy.limit.is_none(),
         "a first attempt without a call holds no permit"
     );
+    // Taken before the first attempt's outcome is held: nothing between
+    // that outcome and the call that takes it may unwind, or every function
+    // would compile a landing pad to drop it.
+    let judged = judge_value.as_dyn();
     let rest = 'rest: {
         if spans::may_start() {
             break 'rest Resume::Traced;
@@ -112,7 +117,7 @@ where
         &mut attempt,
         classify,
         describe,
-        &judge_value,
+        judged,
         sleep,
     )
 }
@@ -124,10 +129,10 @@ where
 fn succeeded<R, V>(outcome: &R, judge_value: &V) -> bool
 where
     R: Outcome,
-    V: Fn(&R::Value) -> Option<Classification>,
+    V: JudgeValue<R::Value>,
 {
     match outcome.split() {
-        Ok(value) => judge_value(value).is_none(),
+        Ok(value) => judge_value.judge(value).is_none(),
         Err(_) => false,
     }
 }
@@ -165,7 +170,7 @@ fn rest_sync<B: Backoff, R: Outcome>(
     attempt: &mut dyn Body<R>,
     classify: &dyn Fn(&R::Error) -> Classification,
     describe: &dyn Fn(&R::Error, &mut fmt::Formatter<'_>) -> fmt::Result,
-    judge_value: &dyn Fn(&R::Value) -> Option<Classification>,
+    judge_value: Option<DynJudge<'_, R::Value>>,
     sleep: &dyn Fn(Duration),
 ) -> R {
     let (outcome, started) = match rest {
@@ -230,7 +235,8 @@ struct LastAttempt<'a, R: Outcome> {
     attempt: &'a mut dyn Body<R>,
     classify: &'a dyn Fn(&R::Error) -> Classification,
     describe: &'a dyn Fn(&R::Error, &mut fmt::Formatter<'_>) -> fmt::Result,
-    judge_value: &'a dyn Fn(&R::Value) -> Option<Classification>,
+    /// `None` when no value is a failure.
+    judge_value: Option<DynJudge<'a, R::Value>>,
 }
 
 impl<R: Outcome> Attempts for LastAttempt<'_, R> {
@@ -244,7 +250,7 @@ impl<R: Outcome> Attempts for LastAttempt<'_, R> {
 
     fn failure(&self) -> Option<Failure> {
         match self.outcome.as_ref()?.split() {
-            Ok(value) => (self.judge_value)(value).map(Failure::Value),
+            Ok(value) => self.judge_value?(value).map(Failure::Value),
             Err(error) => Some(Failure::Error((self.classify)(error))),
         }
     }

@@ -20,14 +20,19 @@
 # with a body of a dozen statements instead of one call (long), since the
 # macro reads the tokens it is given.
 #
+# TIMES=0 leaves the timings out (with INSTRUCTIONS=1, only the counts);
+# SHAPES names the shapes to measure.
+#
 #   scripts/compile-cost.sh                   # N=200, 3 runs
 #   N=400 RUNS=5 scripts/compile-cost.sh
 #   INSTRUCTIONS=1 scripts/compile-cost.sh
+#   TIMES=0 INSTRUCTIONS=1 SHAPES="shared distinct" scripts/compile-cost.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 n=${N:-200}
 runs=${RUNS:-3}
+shapes=${SHAPES:-shared distinct async long}
 root=$(pwd)
 work="$root/target/compile-cost"
 mkdir -p "$work"
@@ -121,40 +126,42 @@ median() {
     sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
 }
 
-declare -A wall cpu
-for shape in shared distinct async long; do
-    for variant in plain reattempt backon; do
-        generate "$variant" "$shape" "$n"
-        dir="$work/$variant-$shape-$n"
-        for command in "build --release" "check"; do
-            # The dependencies, and a first build of the crate, not counted.
-            rebuild "$dir" "$command" >/dev/null
-            times=$(for _ in $(seq 1 "$runs"); do rebuild "$dir" "$command"; done)
-            wall[$variant-$shape,$command]=$(cut -d' ' -f1 <<<"$times" | median)
-            cpu[$variant-$shape,$command]=$(cut -d' ' -f2 <<<"$times" | median)
-        done
-    done
-done
-
-echo "## Compile cost per annotated function ($n functions, median of $runs rebuilds)"
-echo
-echo "Milliseconds per function over the plain crate, and the crate's own seconds."
-echo
-printf '| variant | shape | release, wall | release, CPU | check, wall | check, CPU |\n'
-printf '|---|---|---:|---:|---:|---:|\n'
-for shape in shared distinct async long; do
-    for variant in plain reattempt backon; do
-        row="| $variant | $shape"
-        for command in "build --release" "check"; do
-            for clock in wall cpu; do
-                declare -n of=$clock
-                row+=$(awk -v t="${of[$variant-$shape,$command]}" -v p="${of[plain-$shape,$command]}" -v n="$n" \
-                    'BEGIN { printf " | %+.2f (%.2f s)", (t - p) * 1000 / n, t }')
+if [ "${TIMES:-1}" = 1 ]; then
+    declare -A wall cpu
+    for shape in $shapes; do
+        for variant in plain reattempt backon; do
+            generate "$variant" "$shape" "$n"
+            dir="$work/$variant-$shape-$n"
+            for command in "build --release" "check"; do
+                # The dependencies, and a first build of the crate, not counted.
+                rebuild "$dir" "$command" >/dev/null
+                times=$(for _ in $(seq 1 "$runs"); do rebuild "$dir" "$command"; done)
+                wall[$variant-$shape,$command]=$(cut -d' ' -f1 <<<"$times" | median)
+                cpu[$variant-$shape,$command]=$(cut -d' ' -f2 <<<"$times" | median)
             done
         done
-        echo "$row |"
     done
-done
+
+    echo "## Compile cost per annotated function ($n functions, median of $runs rebuilds)"
+    echo
+    echo "Milliseconds per function over the plain crate, and the crate's own seconds."
+    echo
+    printf '| variant | shape | release, wall | release, CPU | check, wall | check, CPU |\n'
+    printf '|---|---|---:|---:|---:|---:|\n'
+    for shape in $shapes; do
+        for variant in plain reattempt backon; do
+            row="| $variant | $shape"
+            for command in "build --release" "check"; do
+                for clock in wall cpu; do
+                    declare -n of=$clock
+                    row+=$(awk -v t="${of[$variant-$shape,$command]}" -v p="${of[plain-$shape,$command]}" -v n="$n" \
+                        'BEGIN { printf " | %+.2f (%.2f s)", (t - p) * 1000 / n, t }')
+                done
+            done
+            echo "$row |"
+        done
+    done
+fi
 
 [ "${INSTRUCTIONS:-0}" = 1 ] || exit 0
 
@@ -196,7 +203,7 @@ echo "## Instructions rustc executes per annotated function (callgrind: 40 funct
 echo
 printf '| variant | shape | release build (millions) | check (millions) | of the check, the attribute (millions) |\n'
 printf '|---|---|---:|---:|---:|\n'
-for shape in shared distinct async long; do
+for shape in $shapes; do
     for variant in reattempt backon; do
         row="| $variant | $shape"
         for size in 20 40; do generate "$variant" "$shape" "$size"; done

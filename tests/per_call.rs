@@ -256,6 +256,36 @@ fn if_result_on_bool() {
     waits();
 }
 
+// The closure's argument needs no type: it is the value the function
+// returns, which the closure calls a method on.
+#[retry(if_result = |job| job.is_none(), max = 3, backoff = none, sleep = record)]
+fn next_job_now(polls: &Cell<u32>) -> Option<Job> {
+    polls.set(polls.get() + 1);
+    (polls.get() == 2).then_some(Job(2))
+}
+
+#[retry(if_result = |job| job.is_none(), max = 3, backoff = fixed(1s))]
+async fn next_job_soon(polls: &AtomicU32) -> Option<Job> {
+    let n = polls.fetch_add(1, Ordering::SeqCst) + 1;
+    (n == 2).then_some(Job(n))
+}
+
+#[test]
+fn an_if_result_closure_needs_no_argument_type() {
+    let polls = Cell::new(0);
+    assert_eq!(next_job_now(&polls), Some(Job(2)));
+    assert_eq!(polls.get(), 2);
+    assert_eq!(waits(), [Duration::ZERO]);
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_async_if_result_closure_needs_no_argument_type() {
+    let polls = AtomicU32::new(0);
+    let started = Instant::now();
+    assert_eq!(next_job_soon(&polls).await, Some(Job(2)));
+    assert_eq!(started.elapsed(), secs(1));
+}
+
 // ---- hooks ----
 
 #[derive(Debug, PartialEq)]

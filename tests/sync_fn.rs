@@ -539,3 +539,71 @@ fn the_default_sleeper_really_waits() {
     assert_eq!(real_sleep(&Cell::new(0)).unwrap(), 3);
     assert!(started.elapsed() >= ms(2));
 }
+
+/// An error that counts its drops, and whose classification panics when
+/// told to.
+#[derive(Debug)]
+struct Counted<'a> {
+    drops: &'a Cell<u32>,
+    panics: bool,
+}
+
+impl Drop for Counted<'_> {
+    fn drop(&mut self) {
+        self.drops.set(self.drops.get() + 1);
+    }
+}
+
+impl std::fmt::Display for Counted<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("counted")
+    }
+}
+
+impl reattempt::Classified for Counted<'_> {
+    fn classification(&self) -> Classification {
+        if self.panics {
+            panic!("the classifier panicked");
+        }
+        Classification::transient()
+    }
+}
+
+#[retry(max = 3, backoff = none, sleep = record)]
+fn fails_counted<'a>(
+    drops: &'a Cell<u32>,
+    calls: &Cell<u32>,
+    panics_on: u32,
+) -> Result<u32, Counted<'a>> {
+    calls.set(calls.get() + 1);
+    Err(Counted {
+        drops,
+        panics: calls.get() == panics_on,
+    })
+}
+
+#[test]
+fn an_outcome_held_when_the_rest_of_a_call_unwinds_is_dropped() {
+    for panics_on in [1, 2] {
+        let (drops, calls) = (Cell::new(0), Cell::new(0));
+        let unwound = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            fails_counted(&drops, &calls, panics_on)
+        }));
+        assert!(unwound.is_err());
+        assert_eq!(calls.get(), panics_on);
+        // Every error the body returned was dropped, the one held when
+        // its classification panicked included.
+        assert_eq!(drops.get(), panics_on, "panicking on attempt {panics_on}");
+        waits();
+    }
+}
+
+#[test]
+fn an_error_given_back_is_dropped_once() {
+    let (drops, calls) = (Cell::new(0), Cell::new(0));
+    let error = fails_counted(&drops, &calls, 0).unwrap_err();
+    assert_eq!((calls.get(), drops.get()), (3, 2));
+    drop(error);
+    assert_eq!(drops.get(), 3);
+    waits();
+}

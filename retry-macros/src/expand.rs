@@ -454,17 +454,16 @@ impl Parts<'_> {
     /// the early first attempt's body (`Source::Body`), else the outcome.
     fn judge_value(&self, args: &Args, source: Source) -> TokenStream {
         let private = self.private;
+        // A named type (never with `if_result`) is probed by name: no closure.
+        if let Some(ret) = self.ret.as_ref().filter(|_| self.named) {
+            return code! {
+                (&#private::ValueProbe::<#ret>::new()).__retry_judge()
+            };
+        }
         let closure = match &args.if_result {
             Some(predicate) => code!(|__retry_v| #private::reject_with(__retry_v, #predicate)),
-            None => match self.ret {
-                Some(ret) if self.named => {
-                    return code! {
-                        (&#private::ValueProbe::<#ret>::new()).__retry_judge()
-                    };
-                }
-                _ => code! {
-                    |__retry_v| #private::JudgeValue::judge(&(&#private::Probe::of(__retry_v)).__retry_judge(), __retry_v)
-                },
+            None => code! {
+                |__retry_v| #private::JudgeValue::judge(&(&#private::Probe::of(__retry_v)).__retry_judge(), __retry_v)
             },
         };
         match source {

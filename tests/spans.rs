@@ -1,9 +1,8 @@
-//! The spans of a sync call that runs its first attempt before its call
-//! state is built when no subscriber was ever set (nothing the user wrote
-//! runs in its retry loop), and all of its attempts in the core's loop
-//! when one may want spans: the call span, one child span per attempt, the
-//! body's events inside its attempt's span, and the statistics, as for
-//! every other call.
+//! The spans of a call that builds its call state after its first attempt
+//! when no subscriber was ever set (nothing the user wrote runs in its
+//! retry loop), sync or async, and before it when one may want spans: the
+//! call span, one child span per attempt, the body's events inside its
+//! attempt's span, and the statistics, as for every other call.
 
 use std::cell::Cell;
 use std::collections::HashMap;
@@ -146,6 +145,52 @@ fn a_call_that_fails_twice_has_three_attempt_spans_under_one_call_span() {
 #[test]
 fn a_call_that_succeeds_at_once_has_one_attempt_span() {
     let seen = recorded(|| assert_eq!(flaky(&Cell::new(0)).unwrap(), 7));
+    let (_, attempts_recorded, attempts) = call_and_attempts(&seen);
+    assert_eq!(attempts_recorded, Some(1));
+    assert_eq!(attempts.len(), 1);
+    assert_eq!(seen.events, [Some(attempts[0].1)]);
+}
+
+/// [`flaky`], async.
+#[retry(max = 3, backoff = none)]
+async fn flaky_async(failures: &Cell<u32>) -> io::Result<u32> {
+    tracing::info!(target: "body", "inside");
+    tokio::task::yield_now().await;
+    if failures.get() > 0 {
+        failures.set(failures.get() - 1);
+        return Err(io::ErrorKind::ConnectionReset.into());
+    }
+    Ok(7)
+}
+
+/// Runs `future` to its end on a runtime of this thread, for at most ten
+/// seconds.
+fn block_on<T>(future: impl Future<Output = T>) -> T {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+        .unwrap()
+        .block_on(async { tokio::time::timeout(Duration::from_secs(10), future).await })
+        .expect("the call ends")
+}
+
+#[test]
+fn an_async_call_that_fails_twice_has_three_attempt_spans_under_one_call_span() {
+    let seen = recorded(|| assert_eq!(block_on(flaky_async(&Cell::new(2))).unwrap(), 7));
+    let (_, attempts_recorded, attempts) = call_and_attempts(&seen);
+    assert_eq!(attempts_recorded, Some(3));
+    let numbers: Vec<i64> = attempts.iter().map(|(n, _)| *n).collect();
+    assert_eq!(numbers, [1, 2, 3]);
+    let spans_of_events: Vec<Option<u64>> = attempts.iter().map(|(_, id)| Some(*id)).collect();
+    assert_eq!(
+        seen.events, spans_of_events,
+        "each event in its attempt's span"
+    );
+}
+
+#[test]
+fn an_async_call_that_succeeds_at_once_has_one_attempt_span() {
+    let seen = recorded(|| assert_eq!(block_on(flaky_async(&Cell::new(0))).unwrap(), 7));
     let (_, attempts_recorded, attempts) = call_and_attempts(&seen);
     assert_eq!(attempts_recorded, Some(1));
     assert_eq!(attempts.len(), 1);

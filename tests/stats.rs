@@ -34,6 +34,47 @@ fn every_first_try_success_is_counted_from_eight_threads() {
     assert_eq!(stats.attempts, THREADS * CALLS);
 }
 
+#[retry(max = 2, backoff = none)]
+async fn fine_after_a_yield(x: u64) -> io::Result<u64> {
+    tokio::task::yield_now().await;
+    Ok(std::hint::black_box(x))
+}
+
+/// An async call that succeeds at once never builds its call state: what it
+/// counts, and that it ended rather than was cancelled, is kept without it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_async_first_try_success_is_counted_and_none_as_cancelled() {
+    const TASKS: u64 = 8;
+    const CALLS: u64 = 2_000;
+    let tasks: Vec<_> = (0..TASKS)
+        .map(|t| {
+            tokio::spawn(async move {
+                for i in 0..CALLS {
+                    fine_after_a_yield(t * CALLS + i).await.unwrap();
+                }
+            })
+        })
+        .collect();
+    let all = async {
+        for task in tasks {
+            task.await.unwrap();
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(60), all)
+        .await
+        .expect("the calls end");
+    let stats = reattempt::stats::get("stats::fine_after_a_yield").unwrap();
+    assert_eq!(
+        (
+            stats.calls,
+            stats.first_try_successes,
+            stats.attempts,
+            stats.cancelled
+        ),
+        (TASKS * CALLS, TASKS * CALLS, TASKS * CALLS, 0)
+    );
+}
+
 #[retry(max = 3, backoff = fixed(10s))]
 async fn slow_to_recover() -> io::Result<()> {
     Err(ErrorKind::ConnectionReset.into())

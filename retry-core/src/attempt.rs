@@ -39,9 +39,11 @@ mod delay;
 mod failure;
 mod failure_state;
 mod first;
+mod lazy;
 
 pub use failure_state::{Boxed, FailureState, Inline, Slot};
 pub use first::run_sync;
+pub use lazy::LazyCall;
 
 /// The names and values of the arguments in `fields(..)`, for records.
 pub type FieldVisitor<'v> = &'v mut dyn FnMut(&'static str, &dyn fmt::Debug);

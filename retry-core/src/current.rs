@@ -235,6 +235,16 @@ pub(crate) fn take_pushback(tag: usize, number: u32, seen: Classification) -> Cl
     }
 }
 
+/// What was kept for the call whose id cell was at `from` is now for the
+/// cell at `to`, where the call moved it.
+#[cfg(feature = "reqwest")]
+pub(crate) fn retag_pushback(from: usize, to: usize) {
+    if let Some((tag, number, kept)) = PUSHBACK.take() {
+        let tag = if tag == from { to } else { tag };
+        PUSHBACK.set(Some((tag, number, kept)));
+    }
+}
+
 /// Whether an attempt running on this thread, this one or one it was
 /// called from, holds a permit of `limit`: a retried call nested in it
 /// then runs under that permit instead of waiting for a second one, which
@@ -439,6 +449,18 @@ impl CallIdCell {
     /// The call's id, drawn now if the body has not asked for it yet.
     pub(crate) fn id(&self) -> CallId {
         CallId(self.get_or_draw())
+    }
+
+    /// The same id, if drawn, in a cell of its own: for a call built after
+    /// its first attempt, from that attempt's frame.
+    #[inline]
+    pub(crate) fn moved(&self) -> CallIdCell {
+        let [high, low] = &self.0;
+        let low = low.load(Ordering::Acquire);
+        CallIdCell([
+            AtomicU64::new(high.load(Ordering::Relaxed)),
+            AtomicU64::new(low),
+        ])
     }
 
     fn get_or_draw(&self) -> u128 {

@@ -58,7 +58,7 @@ pub mod reqwest {
 #[path = "private.rs"]
 pub mod __private;
 
-pub use attempt::{Boxed, Call, Decision, FailureState, FieldVisitor, Inline, Slot};
+pub use attempt::{Boxed, Call, Decision, FailureState, FieldVisitor, Inline, LazyCall, Slot};
 pub use breaker::{BreakerOpen, RetryBreaker};
 pub use budget::RetryBudget;
 pub use class::{Applied, Class, Classification, Code, CodeKind, CodeTooLong};

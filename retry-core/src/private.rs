@@ -9,7 +9,7 @@ use core::time::Duration;
 use crate::timeout::AttemptTimeout;
 
 pub use crate::attempt::{
-    Boxed, Call, Decision, FieldVisitor, Inline, no_fields, no_span, run_sync,
+    Boxed, Call, Decision, FieldVisitor, Inline, LazyCall, no_fields, no_span, run_sync,
 };
 pub use crate::backoff::{Exponential, Fibonacci, Fixed, Linear, NoBackoff};
 pub use crate::class::Classification;
@@ -230,11 +230,33 @@ pub fn thread_sleep(delay: Duration) {
 /// The default sleep of async functions: tokio's timer, kept by the call.
 #[cfg(feature = "tokio")]
 #[inline]
-pub fn wait<'c, B: crate::backoff::Backoff, C: crate::clock::Clock, S: crate::attempt::Slot>(
-    call: &'c mut Call<'_, B, C, S>,
-    delay: Duration,
-) -> crate::Wait<'c> {
-    call.wait(delay)
+pub fn wait<K: Waits>(call: &mut K, delay: Duration) -> crate::Wait<'_> {
+    call.wait_for(delay)
+}
+
+/// A call whose timer the default sleep of async functions waits on.
+#[cfg(feature = "tokio")]
+pub trait Waits {
+    /// Waits `delay` on the call's timer.
+    fn wait_for(&mut self, delay: Duration) -> crate::Wait<'_>;
+}
+
+#[cfg(feature = "tokio")]
+impl<B: crate::backoff::Backoff, C: crate::clock::Clock, S: crate::attempt::Slot> Waits
+    for Call<'_, B, C, S>
+{
+    #[inline]
+    fn wait_for(&mut self, delay: Duration) -> crate::Wait<'_> {
+        self.wait(delay)
+    }
+}
+
+#[cfg(feature = "tokio")]
+impl<B: crate::backoff::Backoff, C: crate::clock::Clock + Copy> Waits for LazyCall<'_, B, C> {
+    #[inline]
+    fn wait_for(&mut self, delay: Duration) -> crate::Wait<'_> {
+        self.wait(delay)
+    }
 }
 
 /// The default timer of `attempt_timeout` and of the deadline on async

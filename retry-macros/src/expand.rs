@@ -14,7 +14,7 @@
 //! async fn fetch(url: &str) -> Result<String, Error> {
 //!     static __RETRY_SITE: Site = Site::new(concat!(module_path!(), "::fetch"));
 //!     static __RETRY_POLICY: Policy<Fixed> = Policy::new(Fixed::new(200ms)).max_attempts(3);
-//!     let mut __retry_call = Call::new(&__RETRY_POLICY, &__RETRY_SITE, async_clock());
+//!     let mut __retry_call = LazyCall::new(&__RETRY_POLICY, &__RETRY_SITE, async_clock());
 //!     loop {
 //!         let __retry_delay = {
 //!             let __retry_out = __retry_call
@@ -29,6 +29,11 @@
 //!     }
 //! }
 //! ```
+//!
+//! `LazyCall` builds the call state at the first failure; a function whose
+//! loop runs something of the user's (a hook, say) or cuts its attempts
+//! with a timer builds it at once, with `Call::new`, whose other methods
+//! that loop calls.
 //!
 //! A sync function runs its body as
 //! `__retry_call.scope(&__RETRY_POLICY, || -> Ret { body })`
@@ -567,11 +572,13 @@ fn prelude(args: &Args, fn_name: &Ident, private: &Ident, is_async: bool, early:
         (Some(sleep), true) => code!(let __retry_sleep = #private::async_sleeper(#sleep);),
         (None, _) => code!(),
     };
-    let (clock, new) = if is_async {
+    let (clock, new) = if is_async && lazy_call(args) {
+        (code!(#private::async_clock()), code!(LazyCall::new))
+    } else if is_async {
         // Boxed: the failure state would make the function's future larger.
-        (code!(#private::async_clock()), code!(new))
+        (code!(#private::async_clock()), code!(Call::new))
     } else {
-        (code!(#private::SystemClock), code!(new_inline))
+        (code!(#private::SystemClock), code!(Call::new_inline))
     };
     let prelude = code! {
         static __RETRY_SITE: #private::Site = #private::Site::new(#name);
@@ -580,7 +587,7 @@ fn prelude(args: &Args, fn_name: &Ident, private: &Ident, is_async: bool, early:
         #sleeper
     };
     let mut call =
-        code!(let mut __retry_call = #private::Call::#new(#policy_ref, &__RETRY_SITE, #clock););
+        code!(let mut __retry_call = #private::#new(#policy_ref, &__RETRY_SITE, #clock););
     // Hooks see the time since the call started.
     if args.hooks.any() {
         call.extend(code!(__retry_call.start_clock();));
@@ -748,6 +755,13 @@ fn first_attempt_early(args: &Args) -> bool {
         && !matches!(args.on, Some(On::Closure(_)))
         && args.limit.is_none()
         && args.breaker.as_ref().is_none_or(|breaker| !breaker.classic)
+}
+
+/// Whether an async function's call is built only when its first attempt
+/// fails (`LazyCall`): when its loop calls nothing of the user's and no
+/// timer cuts its attempts, the loop needs only the methods `LazyCall` has.
+fn lazy_call(args: &Args) -> bool {
+    first_attempt_early(args) && args.deadline.is_none() && args.attempt_timeout.is_none()
 }
 
 /// A `backoff` argument as code.

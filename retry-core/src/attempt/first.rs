@@ -126,9 +126,9 @@ where
 /// not take for a failure. A function of its own, made once for each
 /// outcome type rather than in each function that reads one.
 #[inline]
-fn succeeded<R, V>(outcome: &R, judge_value: &V) -> bool
+pub(super) fn succeeded<R, V>(outcome: &R, judge_value: &V) -> bool
 where
-    R: Outcome,
+    R: Outcome + ?Sized,
     V: JudgeValue<R::Value>,
 {
     match outcome.split() {
@@ -139,7 +139,11 @@ where
 
 /// What `Call::decide` does after a first attempt that succeeded.
 #[inline]
-fn first_succeeded<B>(policy: &Policy<B>, site: &'static Site, started: Option<Instant>) {
+pub(super) fn first_succeeded<B>(
+    policy: &Policy<B>,
+    site: &'static Site,
+    started: Option<Instant>,
+) {
     let elapsed = match started {
         Some(started) if export::TIMES_EVERY_CALL => {
             Some(SystemClock.now().saturating_duration_since(started))

@@ -1,0 +1,307 @@
+//! An async call whose [`Call`] is built at its first failure: until then
+//! it holds what its first attempt's frame needs, so that a call that
+//! succeeds at once stores, reads back and drops a few words instead of the
+//! whole call state, on every poll and after the attempt.
+
+use core::fmt;
+use core::future::Future;
+use core::mem::ManuallyDrop;
+use core::num::NonZeroU32;
+use core::pin::Pin;
+#[cfg(feature = "tokio")]
+use core::time::Duration;
+
+use std::time::Instant;
+
+use tracing::Span;
+
+use super::failure_state::Boxed;
+use super::first::{first_succeeded, succeeded};
+use super::{Call, Decision, FieldVisitor, starts};
+use crate::backoff::Backoff;
+use crate::class::Classification;
+use crate::clock::Clock;
+use crate::current::{self, CallIdCell, Frame, HasFrame};
+use crate::outcome::Outcome;
+use crate::policy::Policy;
+use crate::read_outcome::JudgeValue;
+use crate::spans;
+use crate::stats::Site;
+
+/// An async call that builds its [`Call`] only when its first attempt
+/// fails (or from the start, when a subscriber may want its spans). The expansion makes one for an
+/// `async fn` whose loop holds nothing of the user's (no hook, `if_result`,
+/// `on = |e| ..` closure, `fields(..)`, `limit`, `classic` breaker,
+/// `attempt_timeout` or `deadline`); it has the methods of a [`Call`] that
+/// such a loop calls.
+///
+/// ```
+/// use reattempt_core::stats::Site;
+/// use reattempt_core::{Classification, Decision, GiveUp, LazyCall, NoFailure, Policy, SystemClock};
+/// use reattempt_core::backoff::Fixed;
+/// use std::time::Duration;
+///
+/// static SITE: Site = Site::new("doc_lazy");
+/// static POLICY: Policy<Fixed> = Policy::new(Fixed::new(Duration::from_millis(10))).max_attempts(2);
+/// let mut call = LazyCall::new(&POLICY, &SITE, SystemClock);
+/// let mut decide = |outcome: Result<(), &str>| {
+///     call.decide(
+///         &POLICY,
+///         &outcome,
+///         |_| Classification::transient(),
+///         |e, f| f.write_str(e),
+///         NoFailure,
+///         tracing::Span::none,
+///         |_| {},
+///     )
+/// };
+///
+/// assert_eq!(decide(Err("busy")), Decision::Retry(Duration::from_millis(10)));
+/// assert_eq!(decide(Err("busy")), Decision::GiveUp(GiveUp::Exhausted));
+/// ```
+#[derive(Debug)]
+pub struct LazyCall<'p, B, C> {
+    /// Dropped by `Drop`: a built call out of line, so that the drop of a
+    /// call that ended on its first attempt is inline and small.
+    state: ManuallyDrop<State<'p, B, C>>,
+}
+
+#[derive(Debug)]
+enum State<'p, B, C> {
+    /// The first attempt, before any failure.
+    First(First<C>),
+    /// The call, after a failure or from the start.
+    Built(Call<'p, B, C, Boxed>),
+}
+
+/// What a call at its first attempt keeps: what that attempt's frame shows,
+/// the clock the call will be built with, and whether the attempt's success
+/// ended the call.
+#[derive(Debug)]
+struct First<C> {
+    site: &'static Site,
+    max: Option<NonZeroU32>,
+    call_id: CallIdCell,
+    /// Read at the start only for a deadline or the duration metric.
+    started: Option<Instant>,
+    clock: C,
+    ended: bool,
+}
+
+impl<B, C> Drop for LazyCall<'_, B, C> {
+    /// A built call counts its own cancellation.
+    #[inline]
+    fn drop(&mut self) {
+        match &*self.state {
+            State::First(first) => {
+                if !first.ended {
+                    cancelled(first.site);
+                }
+            }
+            State::Built(_) => self.drop_built(),
+        }
+    }
+}
+
+impl<B, C> LazyCall<'_, B, C> {
+    #[cold]
+    #[inline(never)]
+    fn drop_built(&mut self) {
+        // SAFETY: called once, from `drop`; the state is never used after.
+        unsafe { ManuallyDrop::drop(&mut self.state) }
+    }
+}
+
+/// A call dropped during its first attempt.
+#[cold]
+#[inline(never)]
+fn cancelled(site: &'static Site) {
+    site.cancelled();
+}
+
+impl<'p, B: Backoff, C: Clock + Copy> LazyCall<'p, B, C> {
+    /// A call about to make its first attempt.
+    #[inline]
+    pub fn new(policy: &'p Policy<B>, site: &'static Site, clock: C) -> LazyCall<'p, B, C> {
+        let started = starts(policy, site, &clock);
+        if spans::may_start() {
+            return built_at_start(policy, site, clock, started);
+        }
+        // Returned from each branch, not chosen between: a choice of two
+        // states is made aside and copied into the function's future.
+        LazyCall {
+            state: ManuallyDrop::new(State::First(First {
+                site,
+                max: policy.max_attempts,
+                call_id: CallIdCell::default(),
+                started,
+                clock,
+                ended: false,
+            })),
+        }
+    }
+
+    /// The number of the attempt in progress, or about to start (1 for the
+    /// first).
+    pub fn attempt(&self) -> u32 {
+        match &*self.state {
+            State::First(_) => 1,
+            State::Built(call) => call.attempt(),
+        }
+    }
+
+    /// Opens the span of the attempt about to run, when the call has spans.
+    #[inline]
+    pub fn begin_attempt(&mut self) {
+        if let State::Built(call) = &mut *self.state {
+            call.begin_attempt();
+        }
+    }
+
+    /// An async attempt that [`attempt()`](crate::attempt()) sees on every
+    /// poll.
+    #[inline]
+    pub fn scoped<'c, F: Future>(
+        &'c self,
+        attempt: Pin<&'c mut F>,
+    ) -> current::Scoped<'c, Self, F> {
+        current::Scoped::new(self, attempt)
+    }
+
+    /// Decides what follows an attempt that returned `outcome`, as
+    /// [`Call::decide`] does; `policy` is the call's own policy again.
+    #[inline]
+    #[allow(clippy::too_many_arguments)]
+    pub fn decide<R, F, D, V, L, A>(
+        &mut self,
+        policy: &'p Policy<B>,
+        outcome: &R,
+        classify: F,
+        describe: D,
+        judge_value: V,
+        span: L,
+        fields: A,
+    ) -> Decision
+    where
+        R: Outcome + ?Sized,
+        F: Fn(&R::Error) -> Classification,
+        D: Fn(&R::Error, &mut fmt::Formatter<'_>) -> fmt::Result,
+        V: JudgeValue<R::Value>,
+        L: Fn() -> Span,
+        A: Fn(FieldVisitor<'_>),
+    {
+        let call = match &mut *self.state {
+            State::First(first) => {
+                if succeeded(outcome, &judge_value) {
+                    first.ended = true;
+                    first_succeeded(policy, first.site, first.started);
+                    return Decision::Return;
+                }
+                self.build(policy)
+            }
+            State::Built(call) => call,
+        };
+        call.decide(
+            policy,
+            outcome,
+            classify,
+            describe,
+            judge_value,
+            span,
+            fields,
+        )
+    }
+
+    /// The call, built from the first attempt's frame after it failed.
+    #[cold]
+    #[inline(never)]
+    fn build(&mut self, policy: &'p Policy<B>) -> &mut Call<'p, B, C, Boxed> {
+        let State::First(first) = &*self.state else {
+            unreachable!("only a call at its first attempt is built")
+        };
+        #[cfg(feature = "reqwest")]
+        let before = first.call_id.tag();
+        let call = Call::at_attempt_one(
+            policy,
+            first.site,
+            first.clock,
+            first.call_id.moved(),
+            first.started,
+            None,
+        );
+        *self.state = State::Built(call);
+        let State::Built(call) = &mut *self.state else {
+            unreachable!("built above")
+        };
+        // What the body kept from a response is tagged with the cell's
+        // address, which the move may have changed.
+        #[cfg(feature = "reqwest")]
+        current::retag_pushback(before, call.call_id.tag());
+        call
+    }
+
+    /// Waits `delay` on tokio's timer, as [`Call::wait`] does.
+    #[cfg(feature = "tokio")]
+    #[inline]
+    pub fn wait(&mut self, delay: Duration) -> crate::wait::Wait<'_> {
+        match &mut *self.state {
+            State::Built(call) => call.wait(delay),
+            // Only a retry waits, and deciding one built the call.
+            State::First(_) => crate::wait::Wait::new(None),
+        }
+    }
+}
+
+/// A call built as it starts: one that may have spans.
+#[cold]
+#[inline(never)]
+fn built_at_start<'p, B: Backoff, C: Clock>(
+    policy: &'p Policy<B>,
+    site: &'static Site,
+    clock: C,
+    started: Option<Instant>,
+) -> LazyCall<'p, B, C> {
+    let call = Call::at_attempt_one(
+        policy,
+        site,
+        clock,
+        CallIdCell::default(),
+        started,
+        spans::start(site),
+    );
+    LazyCall {
+        state: ManuallyDrop::new(State::Built(call)),
+    }
+}
+
+impl<B, C> current::sealed::Sealed for LazyCall<'_, B, C> {}
+
+impl<B, C> HasFrame for LazyCall<'_, B, C> {
+    #[inline]
+    fn starts(&self) {
+        if let State::Built(call) = &*self.state {
+            call.starts();
+        }
+    }
+
+    #[inline]
+    fn span(&self) -> Option<&Span> {
+        match &*self.state {
+            State::First(_) => None,
+            State::Built(call) => call.span(),
+        }
+    }
+
+    #[inline]
+    fn frame(&self) -> Frame<'_> {
+        match &*self.state {
+            State::First(first) => Frame {
+                site: first.site,
+                number: 1,
+                max: first.max,
+                call_id: &first.call_id,
+            },
+            State::Built(call) => call.frame(),
+        }
+    }
+}

@@ -22,7 +22,7 @@ use crate::breaker::BreakerOpen;
 use crate::class::CodeKind;
 use crate::class::{Class, Classification};
 use crate::clock::Clock;
-use crate::current::{self, CallIdCell, Frame, HasFrame, InSpan, Limited, Scoped};
+use crate::current::{self, Frame, HasFrame, InSpan, Limited, Scoped};
 use crate::export;
 use crate::give_up::GiveUp;
 use crate::hooks::Context;
@@ -100,10 +100,10 @@ pub enum Decision {
 #[derive(Debug)]
 pub struct Call<'p, B, C, S = Boxed> {
     policy: &'p Policy<B>,
-    site: &'static Site,
+    /// The function's site, the attempt in progress (or about to start)
+    /// and the call's id: what `attempt()` reads while an attempt runs.
+    frame: Frame,
     clock: C,
-    attempt: u32,
-    call_id: CallIdCell,
     started: Option<Instant>,
     timed_out: AtomicBool,
     /// Whether a decision returned the outcome to the caller; a call
@@ -146,7 +146,7 @@ impl<B, C, S> Call<'_, B, C, S> {
     #[cold]
     #[inline(never)]
     fn cancelled(&mut self) {
-        self.site.cancelled();
+        self.frame.site.cancelled();
         let pending = self.retry_pending.swap(NO_RETRY, Ordering::Relaxed);
         if pending != NO_RETRY
             && let Some(budget) = self.policy.budget
@@ -166,7 +166,7 @@ impl<B, C, S> Call<'_, B, C, S> {
     #[cold]
     #[inline(never)]
     fn with_pushback(&self, seen: Classification) -> Classification {
-        current::take_pushback(self.call_id.tag(), self.attempt, seen)
+        current::take_pushback(self.frame.call_id.tag(), self.frame.number, seen)
     }
 
     /// Without the `reqwest` feature nothing keeps one.
@@ -189,7 +189,7 @@ impl<B, C, S> Call<'_, B, C, S> {
     #[inline(never)]
     fn retry_starts(&self) {
         if self.retry_pending.swap(NO_RETRY, Ordering::Relaxed) != NO_RETRY {
-            self.site.retry();
+            self.frame.site.retry();
         }
     }
 }
@@ -260,30 +260,27 @@ impl<'p, B: Backoff, C: Clock, S: Slot> Call<'p, B, C, S> {
         let started = starts(policy, site, &clock);
         Call::at_attempt_one(
             policy,
-            site,
+            Frame::first(site, policy.max_attempts),
             clock,
-            CallIdCell::default(),
             started,
             spans::start(site),
         )
     }
 
-    /// A call at its first attempt, started at `started`.
+    /// A call at its first attempt, whose frame is `frame`, started at
+    /// `started`.
     #[inline]
     fn at_attempt_one(
         policy: &'p Policy<B>,
-        site: &'static Site,
+        frame: Frame,
         clock: C,
-        call_id: CallIdCell,
         started: Option<Instant>,
         spans: Option<Box<Spans>>,
     ) -> Call<'p, B, C, S> {
         Call {
             policy,
-            site,
+            frame,
             clock,
-            attempt: 1,
-            call_id,
             started,
             timed_out: AtomicBool::new(false),
             ended: false,
@@ -307,7 +304,7 @@ impl<'p, B: Backoff, C: Clock, S: Slot> Call<'p, B, C, S> {
     /// The number of the attempt in progress, or about to start (1 for the
     /// first).
     pub fn attempt(&self) -> u32 {
-        self.attempt
+        self.frame.number
     }
 
     /// Why the call gave up, once it has.
@@ -378,7 +375,7 @@ impl<'p, B: Backoff, C: Clock, S: Slot> Call<'p, B, C, S> {
     /// The decision after an attempt that succeeded: the call returns.
     #[inline]
     fn succeeded(&mut self, policy: &Policy<B>, span: &dyn Fn() -> Span) -> Decision {
-        if self.attempt > 1 {
+        if self.frame.number > 1 {
             self.succeeded_after_retries(span);
         } else {
             let elapsed = if export::TIMES_EVERY_CALL {
@@ -386,13 +383,13 @@ impl<'p, B: Backoff, C: Clock, S: Slot> Call<'p, B, C, S> {
             } else {
                 None
             };
-            self.site.first_try_success(elapsed);
+            self.frame.site.first_try_success(elapsed);
         }
-        success_seen(policy, self.site);
+        success_seen(policy, self.frame.site);
         self.ended = true;
         if let Some(spans) = &mut *self.spans {
             spans.end();
-            spans.ended(self.attempt);
+            spans.ended(self.frame.number);
         }
         Decision::Return
     }
@@ -429,7 +426,7 @@ impl<'p, B: Backoff, C: Clock, S: Slot> Call<'p, B, C, S> {
         L: Fn() -> Span,
         A: Fn(FieldVisitor<'_>),
     {
-        self.attempt = 0;
+        self.frame.number = 0;
         let class = Classification::transient()
             .with_code("breaker_open")
             .not_applied();
@@ -460,7 +457,7 @@ impl<'p, B: Backoff, C: Clock, S: Slot> Call<'p, B, C, S> {
                 .peek()
                 .and_then(|f| f.last_class)
                 .is_some_and(|c| c.code_kind() == CodeKind::Http);
-            spans.begin(self.attempt, http);
+            spans.begin(self.frame.number, http);
         }
     }
 
@@ -488,13 +485,7 @@ impl<'p, B: Backoff, C: Clock, S: Slot> Call<'p, B, C, S> {
         current::holding(policy.limit, || {
             self.attempt_starts();
             let _span = InSpan::enter(self.attempt_span());
-            Frame {
-                site: self.site,
-                number: self.attempt,
-                max: policy.max_attempts,
-                call_id: &self.call_id,
-            }
-            .enter(attempt)
+            self.frame.enter(attempt)
         })
     }
 
@@ -502,7 +493,10 @@ impl<'p, B: Backoff, C: Clock, S: Slot> Call<'p, B, C, S> {
     /// poll. It does not take a permit of the concurrency limit: wrap it in
     /// [`limited`](Self::limited) for that.
     #[inline]
-    pub fn scoped<'c, F: Future>(&'c self, attempt: Pin<&'c mut F>) -> Scoped<'c, Self, F> {
+    pub fn scoped<'c, F: Future>(
+        &'c self,
+        attempt: Pin<&'c mut F>,
+    ) -> Scoped<'c, Self, Pin<&'c mut F>> {
         Scoped::new(self, attempt)
     }
 
@@ -612,9 +606,9 @@ impl<'p, B: Backoff, C: Clock, S: Slot> Call<'p, B, C, S> {
     /// What hooks see: before an attempt (`outcome` is `None`) or after it.
     pub fn context<'o, R: ?Sized>(&mut self, outcome: Option<&'o R>) -> Context<'o, R> {
         let elapsed = self.elapsed();
-        let attempt = self.attempt;
-        let (policy, site) = (self.policy, self.site);
-        let call_id = self.call_id.id();
+        let attempt = self.frame.number;
+        let (policy, site) = (self.policy, self.frame.site);
+        let call_id = self.frame.call_id.id();
         let failures = self.failures();
         let (attempt, class, gave_up) = match outcome {
             None => (attempt, None, None),
@@ -667,13 +661,8 @@ impl<B, C, S> HasFrame for Call<'_, B, C, S> {
     }
 
     #[inline]
-    fn frame(&self) -> Frame<'_> {
-        Frame {
-            site: self.site,
-            number: self.attempt,
-            max: self.policy.max_attempts,
-            call_id: &self.call_id,
-        }
+    fn frame(&self) -> &Frame {
+        &self.frame
     }
 }
 
@@ -926,7 +915,7 @@ mod tests {
     fn attempt_numbers_saturate_instead_of_overflowing() {
         let policy = Policy::new(NoBackoff).unbounded();
         let mut call = Call::new(&policy, &SITE, SystemClock);
-        call.attempt = u32::MAX;
+        call.frame.number = u32::MAX;
         assert_eq!(
             fail(&mut call, Classification::transient()),
             Decision::Retry(Duration::ZERO)

@@ -161,11 +161,11 @@ pub fn attempt() -> Option<Attempt> {
 }
 
 thread_local! {
-    static CURRENT: Cell<*const Frame<'static>> = const { Cell::new(ptr::null()) };
+    static CURRENT: Cell<*const Frame> = const { Cell::new(ptr::null()) };
 }
 
 /// The frame of the attempt running on this thread, if any.
-fn current() -> Option<&'static Frame<'static>> {
+fn current() -> Option<&'static Frame> {
     let frame = CURRENT.get();
     // SAFETY: `CURRENT` is non-null only while the `Entered` guard of
     // `Frame::entered` lives, which borrows the frame it points to and
@@ -178,18 +178,19 @@ fn current() -> Option<&'static Frame<'static>> {
     unsafe { frame.as_ref() }
 }
 
-/// What [`attempt()`] reads while an attempt runs: a small local pointing at
-/// the call's id, so that the call itself never escapes into thread-local
-/// storage.
+/// What [`attempt()`] reads while an attempt runs, kept by the call (or,
+/// before a call is built, by its first attempt) and pointed at from
+/// thread-local storage while an attempt runs: entering it is one store,
+/// with nothing built on each poll.
 #[doc(hidden)]
-#[derive(Debug, Clone, Copy)]
-pub struct Frame<'c> {
+#[derive(Debug)]
+pub struct Frame {
     /// The function's site, whose name is read only when asked for.
     pub(crate) site: &'static Site,
     pub(crate) number: u32,
     /// As the policy keeps it, converted only when asked for.
     pub(crate) max: Option<NonZeroU32>,
-    pub(crate) call_id: &'c CallIdCell,
+    pub(crate) call_id: CallIdCell,
 }
 
 thread_local! {
@@ -264,7 +265,30 @@ pub(crate) fn holds(limit: &ConcurrencyLimit) -> bool {
     false
 }
 
-impl Frame<'_> {
+impl Frame {
+    /// The frame of a call's first attempt.
+    #[inline]
+    pub(crate) fn first(site: &'static Site, max: Option<NonZeroU32>) -> Frame {
+        Frame {
+            site,
+            number: 1,
+            max,
+            call_id: CallIdCell::default(),
+        }
+    }
+
+    /// The same frame, with the same id if the body drew it: for a call
+    /// built in the place of its first attempt's state.
+    #[inline]
+    pub(crate) fn moved(&self) -> Frame {
+        Frame {
+            site: self.site,
+            number: self.number,
+            max: self.max,
+            call_id: self.call_id.moved(),
+        }
+    }
+
     /// Runs `f` with this frame as the one [`attempt()`] sees.
     #[inline]
     pub(crate) fn enter<T>(&self, f: impl FnOnce() -> T) -> T {
@@ -278,10 +302,8 @@ impl Frame<'_> {
     /// forgotten: `current` relies on each one dropping.
     #[inline]
     fn entered(&self) -> Entered<'_> {
-        // The lifetime is erased only for storage; see `current`.
-        let this = ptr::from_ref(self).cast::<Frame<'static>>();
         Entered {
-            outer: CURRENT.replace(this),
+            outer: CURRENT.replace(ptr::from_ref(self)),
             frame: PhantomData,
         }
     }
@@ -296,9 +318,8 @@ impl Frame<'_> {
     /// first attempt runs early compiles one landing pad, not two.
     #[inline]
     pub(crate) fn enter_first(&self) -> FirstEntered<'_> {
-        let this = ptr::from_ref(self).cast::<Frame<'static>>();
         FirstEntered {
-            outer: CURRENT.replace(this),
+            outer: CURRENT.replace(ptr::from_ref(self)),
             site: self.site,
             frame: PhantomData,
         }
@@ -308,10 +329,10 @@ impl Frame<'_> {
 /// The first attempt of a call, entered by [`Frame::enter_first`].
 #[must_use = "dropped, the guard counts the call as cancelled"]
 pub(crate) struct FirstEntered<'a> {
-    outer: *const Frame<'static>,
+    outer: *const Frame,
     site: &'static Site,
     /// The frame stays borrowed, so that it outlives its time as current.
-    frame: PhantomData<&'a Frame<'a>>,
+    frame: PhantomData<&'a Frame>,
 }
 
 impl FirstEntered<'_> {
@@ -343,8 +364,8 @@ impl Drop for FirstEntered<'_> {
 /// A [`Frame`] entered; dropped, it puts back the frame that was current
 /// before.
 struct Entered<'a> {
-    outer: *const Frame<'static>,
-    frame: PhantomData<&'a Frame<'a>>,
+    outer: *const Frame,
+    frame: PhantomData<&'a Frame>,
 }
 
 impl Drop for Entered<'_> {
@@ -451,10 +472,9 @@ impl CallIdCell {
         CallId(self.get_or_draw())
     }
 
-    /// The same id, if drawn, in a cell of its own: for a call built after
-    /// its first attempt, from that attempt's frame.
+    /// The same id, if drawn, in a cell of its own.
     #[inline]
-    pub(crate) fn moved(&self) -> CallIdCell {
+    fn moved(&self) -> CallIdCell {
         let [high, low] = &self.0;
         let low = low.load(Ordering::Acquire);
         CallIdCell([
@@ -490,7 +510,7 @@ pub trait HasFrame: sealed::Sealed {
 
     /// The frame [`attempt()`] reads.
     #[doc(hidden)]
-    fn frame(&self) -> Frame<'_>;
+    fn frame(&self) -> &Frame;
 }
 
 pub(crate) mod sealed {
@@ -498,16 +518,17 @@ pub(crate) mod sealed {
     pub trait Sealed {}
 }
 
-/// An attempt's future, seen by [`attempt()`] on every poll. It holds only
-/// references, so it adds two pointers to the function's future.
+/// An attempt's future, seen by [`attempt()`] on every poll: the call, by
+/// reference, and the attempt's future, by value (or a pinned reference to
+/// it, where the attempt is wrapped further).
 #[derive(Debug)]
 pub struct Scoped<'c, K, F> {
     call: &'c K,
-    future: Pin<&'c mut F>,
+    future: F,
 }
 
 impl<'c, K, F> Scoped<'c, K, F> {
-    pub(crate) fn new(call: &'c K, future: Pin<&'c mut F>) -> Scoped<'c, K, F> {
+    pub(crate) fn new(call: &'c K, future: F) -> Scoped<'c, K, F> {
         Scoped { call, future }
     }
 }
@@ -516,13 +537,18 @@ impl<K: HasFrame, F: Future> Future for Scoped<'_, K, F> {
     type Output = F::Output;
 
     #[inline]
-    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
-        let this = &mut *self;
-        this.call.starts();
-        let _span = InSpan::enter(this.call.span());
-        let frame = this.call.frame();
-        let _entered = frame.entered();
-        this.future.as_mut().poll(cx)
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
+        // SAFETY: `future` is pinned with `Scoped` (structural pinning):
+        // it is never moved out of a pinned `Scoped`, which has no `Drop`
+        // and is `Unpin` only when `F` is.
+        let (call, future) = unsafe {
+            let this = self.get_unchecked_mut();
+            (this.call, Pin::new_unchecked(&mut this.future))
+        };
+        call.starts();
+        let _span = InSpan::enter(call.span());
+        let _entered = call.frame().entered();
+        future.poll(cx)
     }
 }
 
@@ -615,20 +641,12 @@ mod tests {
 
     #[test]
     fn the_current_frame_is_restored_after_a_nested_one_and_after_a_panic() {
-        let (outer_id, inner_id) = (CallIdCell::default(), CallIdCell::default());
         static OUTER: Site = Site::new("outer");
         static INNER: Site = Site::new("inner");
-        let outer = Frame {
-            site: &OUTER,
-            number: 1,
-            max: NonZeroU32::new(3),
-            call_id: &outer_id,
-        };
+        let outer = Frame::first(&OUTER, NonZeroU32::new(3));
         let inner = Frame {
-            site: &INNER,
             number: 2,
-            max: None,
-            call_id: &inner_id,
+            ..Frame::first(&INNER, None)
         };
         outer.enter(|| {
             let first = attempt().unwrap().call_id();
@@ -645,7 +663,7 @@ mod tests {
             assert!(unwound.is_err());
             assert_eq!(attempt().unwrap().max(), Some(3));
         });
-        assert_ne!(outer_id.get_or_draw(), inner_id.get_or_draw());
+        assert_ne!(outer.call_id.get_or_draw(), inner.call_id.get_or_draw());
         assert!(attempt().is_none());
         assert_eq!(super::outer(), None);
     }
@@ -654,19 +672,11 @@ mod tests {
     fn a_first_attempt_puts_the_frame_back_and_counts_only_an_unwinding_call() {
         static OUTER: Site = Site::new("first-outer");
         static FIRST: Site = Site::new("first");
-        let (outer_id, first_id) = (CallIdCell::default(), CallIdCell::default());
         let outer = Frame {
-            site: &OUTER,
             number: 2,
-            max: None,
-            call_id: &outer_id,
+            ..Frame::first(&OUTER, None)
         };
-        let first = Frame {
-            site: &FIRST,
-            number: 1,
-            max: NonZeroU32::new(5),
-            call_id: &first_id,
-        };
+        let first = Frame::first(&FIRST, NonZeroU32::new(5));
         let outer_sees = || attempt().map(|a| (a.number(), a.max()));
         outer.enter(|| {
             // Returned and judged: back to the outer frame, nothing counted.

@@ -18,7 +18,7 @@
 //!     loop {
 //!         let __retry_delay = {
 //!             let __retry_out = __retry_call
-//!                 .scoped(pin!(attempt::<Result<String, Error>, _>(async { body })))
+//!                 .scoped(attempt::<Result<String, Error>, _>(async { body }))
 //!                 .await;
 //!             match __retry_call.decide(&__RETRY_POLICY, &__retry_out, classify, describe, judge, span, fields) {
 //!                 Decision::Retry(delay) => delay,
@@ -30,10 +30,12 @@
 //! }
 //! ```
 //!
-//! `LazyCall` builds the call state at the first failure; a function whose
-//! loop runs something of the user's (a hook, say) or cuts its attempts
-//! with a timer builds it at once, with `Call::new`, whose other methods
-//! that loop calls.
+//! `LazyCall` builds the call state at the first failure. A function whose
+//! loop runs something of the user's (a hook, say), holds a permit or cuts
+//! its attempts with a timer builds it at once, with `Call::new`, which has
+//! the methods that loop calls, and pins each attempt in place
+//! (`scoped(pin!(..))`), so that the permit's and the timer's wrappers can
+//! hold it by reference.
 //!
 //! A sync function runs its body as
 //! `__retry_call.scope(&__RETRY_POLICY, || -> Ret { body })`
@@ -145,6 +147,7 @@ pub fn expand(mut args: Args, function: Function) -> syn::Result<TokenStream> {
         ret: &ret,
         named,
         is_async,
+        lazy: is_async && lazy_call(&args),
         classify: classifier(&args, &private, error_span, external_api),
         policy: policy_ref,
     };
@@ -247,6 +250,9 @@ struct Parts<'a> {
     /// and its value's judgement are probed by type, not in closures.
     named: bool,
     is_async: bool,
+    /// Whether an async function's call is a `LazyCall`, which holds the
+    /// attempt's future in the `Scoped` that polls it.
+    lazy: bool,
     classify: TokenStream,
     /// The call's policy, as `scope` and `decide` take it.
     policy: TokenStream,
@@ -394,7 +400,13 @@ impl Parts<'_> {
             Some(ret) => code!(#private::attempt::<#ret, _>(async #block)),
             None => code!(async #block),
         };
-        let scoped = code!(__retry_call.scoped(::core::pin::pin!(#future)));
+        // A `Call`'s attempt may be wrapped further (a permit, a timer),
+        // which needs it `Unpin`: pinned in place, and polled by reference.
+        let scoped = if self.lazy {
+            code!(__retry_call.scoped(#future))
+        } else {
+            code!(__retry_call.scoped(::core::pin::pin!(#future)))
+        };
         // Timers come from the function's sleeper, so that they work on
         // whatever executor runs it.
         let timer = match &args.sleep {

@@ -34,7 +34,7 @@ impl<B: Backoff, C: Clock, S: Slot> Call<'_, B, C, S> {
             return Err(GiveUp::MaybeApplied);
         }
         if let Some(max) = self.policy.max_attempts
-            && self.attempt >= max.get()
+            && self.frame.number >= max.get()
         {
             return Err(GiveUp::Exhausted);
         }
@@ -81,8 +81,8 @@ impl<B: Backoff, C: Clock, S: Slot> Call<'_, B, C, S> {
     /// A retry inside another retried call: warned about once per function,
     /// and refused under `nested = single`.
     fn nested_in(&self, outer: &'static str) -> Result<(), GiveUp> {
-        if !self.site.nested_warned.swap(true, Ordering::Relaxed) {
-            log::nested(self.site.name(), outer, &self.call_id);
+        if !self.frame.site.nested_warned.swap(true, Ordering::Relaxed) {
+            log::nested(self.frame.site.name(), outer, &self.frame.call_id);
         }
         match self.policy.nested {
             Nested::Allow => Ok(()),
@@ -109,7 +109,7 @@ impl<B: Backoff, C: Clock, S: Slot> Call<'_, B, C, S> {
     fn backoff_delay(&mut self) -> (Duration, DelayFrom) {
         let policy = self.policy;
         let backoff = &policy.backoff;
-        let retry = self.attempt;
+        let retry = self.frame.number;
         let cap = backoff.max_delay();
         let planned = backoff.delay(retry).min(cap);
         let base = backoff.delay(1);

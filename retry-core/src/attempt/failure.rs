@@ -26,13 +26,13 @@ impl<B: Backoff, C: Clock, S: Slot> Call<'_, B, C, S> {
         failures.last_class = None;
         failures.last_delay = None;
         let elapsed = self.elapsed();
-        self.site.success_after_retries(elapsed);
+        self.frame.site.success_after_retries(elapsed);
         if log::wanted(Level::INFO) {
             log::succeeded(
-                self.site,
+                self.frame.site,
                 self.policy,
-                self.attempt,
-                &self.call_id,
+                self.frame.number,
+                &self.frame.call_id,
                 elapsed,
                 span,
             );
@@ -61,10 +61,10 @@ impl<B: Backoff, C: Clock, S: Slot> Call<'_, B, C, S> {
         let elapsed = self.elapsed();
         self.failures().last_class = Some(class);
         if let Some(after) = self.policy.alert_after
-            && let Some(alert) = self.site.failure_streak(&class, after.get())
+            && let Some(alert) = self.frame.site.failure_streak(&class, after.get())
         {
             if log::wanted(Level::ERROR) {
-                log::alert(&alert, &self.call_id, span);
+                log::alert(&alert, &self.frame.call_id, span);
             }
             if let Some(hook) = self.policy.on_alert {
                 hook(&alert);
@@ -74,10 +74,10 @@ impl<B: Backoff, C: Clock, S: Slot> Call<'_, B, C, S> {
             Ok((delay, from)) => {
                 if log::wanted(Level::WARN) {
                     log::retrying(
-                        self.site,
+                        self.frame.site,
                         self.policy,
-                        self.attempt,
-                        &self.call_id,
+                        self.frame.number,
+                        &self.frame.call_id,
                         &class,
                         error,
                         delay,
@@ -92,7 +92,7 @@ impl<B: Backoff, C: Clock, S: Slot> Call<'_, B, C, S> {
                     AFTER_TRANSIENT
                 };
                 self.retry_pending.store(after, Ordering::Relaxed);
-                self.attempt = self.attempt.saturating_add(1);
+                self.frame.number = self.frame.number.saturating_add(1);
                 let wait = testing::wait(delay);
                 let failures = self.failures();
                 failures.last_delay = Some(delay);
@@ -123,10 +123,10 @@ impl<B: Backoff, C: Clock, S: Slot> Call<'_, B, C, S> {
     ) {
         if log::wanted(Level::ERROR) {
             log::gave_up(
-                self.site,
+                self.frame.site,
                 self.policy,
-                self.attempt,
-                &self.call_id,
+                self.frame.number,
+                &self.frame.call_id,
                 &class,
                 error,
                 reason,
@@ -135,7 +135,9 @@ impl<B: Backoff, C: Clock, S: Slot> Call<'_, B, C, S> {
             );
         }
         self.ended = true;
-        self.site.gave_up(reason, elapsed, self.attempt > 1);
+        self.frame
+            .site
+            .gave_up(reason, elapsed, self.frame.number > 1);
         let failures = self.failures();
         failures.last_delay = None;
         failures.gave_up = Some(reason);
@@ -146,7 +148,7 @@ impl<B: Backoff, C: Clock, S: Slot> Call<'_, B, C, S> {
         if let Some(spans) = &mut *self.spans {
             spans.gave_up(&class, reason);
             spans.end();
-            spans.ended(self.attempt);
+            spans.ended(self.frame.number);
         }
     }
 
@@ -161,7 +163,7 @@ impl<B: Backoff, C: Clock, S: Slot> Call<'_, B, C, S> {
     #[cold]
     #[inline(never)]
     fn add_to_history(&mut self, class: &Classification, delay: Option<(Duration, DelayFrom)>) {
-        let attempt = self.attempt;
+        let attempt = self.frame.number;
         self.failures().history.push(AttemptRecord {
             attempt,
             class: class.class(),
@@ -183,15 +185,15 @@ impl<B: Backoff, C: Clock, S: Slot> Call<'_, B, C, S> {
         fields(&mut |name, value| named.push((name, format!("{value:?}"))));
         let now = SystemTime::now();
         Record {
-            function: self.site.name(),
-            call_id: self.call_id.id(),
+            function: self.frame.site.name(),
+            call_id: self.frame.call_id.id(),
             host: dead_letter::host_name(),
             pid: std::process::id(),
             reason,
             class: class.class(),
             code: class.code().map(str::to_owned),
             error: error.to_string(),
-            attempts: self.attempt,
+            attempts: self.frame.number,
             first_attempt_at: now.checked_sub(elapsed).unwrap_or(now),
             last_attempt_at: now,
             elapsed,

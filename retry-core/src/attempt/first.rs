@@ -13,7 +13,7 @@ use super::{Call, Decision, FailedValue, no_fields, no_span, starts, success_see
 use crate::backoff::Backoff;
 use crate::class::Classification;
 use crate::clock::{Clock, SystemClock};
-use crate::current::{CallIdCell, Frame};
+use crate::current::Frame;
 use crate::export;
 use crate::outcome::Outcome;
 use crate::policy::Policy;
@@ -32,11 +32,11 @@ enum Resume<R> {
     Traced,
 }
 
-/// How a call whose first attempt ran began: its id cell and its start
-/// time.
+/// How a call whose first attempt ran began: that attempt's frame (with
+/// the call's id, if the body drew it) and the call's start time.
 #[derive(Debug)]
 struct Started {
-    call_id: CallIdCell,
+    frame: Frame,
     at: Option<Instant>,
 }
 
@@ -86,13 +86,7 @@ where
             break 'rest Resume::Traced;
         }
         let started = starts(policy, site, &SystemClock);
-        let call_id = CallIdCell::default();
-        let frame = Frame {
-            site,
-            number: 1,
-            max: policy.max_attempts,
-            call_id: &call_id,
-        };
+        let frame = Frame::first(site, policy.max_attempts);
         let entered = frame.enter_first();
         let outcome = attempt();
         entered.leave();
@@ -104,10 +98,7 @@ where
         }
         Resume::Failed {
             outcome,
-            started: Started {
-                call_id,
-                at: started,
-            },
+            started: Started { frame, at: started },
         }
     };
     rest_sync(
@@ -289,9 +280,9 @@ fn rest_of_call<B: Backoff>(
     sleep: &dyn Fn(Duration),
 ) {
     match started {
-        Some(Started { call_id, at }) => {
+        Some(Started { frame, at }) => {
             let call: Call<'_, B, SystemClock, Made> =
-                Call::at_attempt_one(policy, site, SystemClock, call_id, at, None);
+                Call::at_attempt_one(policy, frame, SystemClock, at, None);
             decide_and_retry(policy, call, attempts, sleep);
         }
         None => {

@@ -6,8 +6,6 @@
 use core::fmt;
 use core::future::Future;
 use core::mem::ManuallyDrop;
-use core::num::NonZeroU32;
-use core::pin::Pin;
 #[cfg(feature = "tokio")]
 use core::time::Duration;
 
@@ -21,7 +19,7 @@ use super::{Call, Decision, FieldVisitor, starts};
 use crate::backoff::Backoff;
 use crate::class::Classification;
 use crate::clock::Clock;
-use crate::current::{self, CallIdCell, Frame, HasFrame};
+use crate::current::{self, Frame, HasFrame};
 use crate::outcome::Outcome;
 use crate::policy::Policy;
 use crate::read_outcome::JudgeValue;
@@ -74,14 +72,12 @@ enum State<'p, B, C> {
     Built(Call<'p, B, C, Boxed>),
 }
 
-/// What a call at its first attempt keeps: what that attempt's frame shows,
-/// the clock the call will be built with, and whether the attempt's success
+/// What a call at its first attempt keeps: that attempt's frame, the
+/// clock the call will be built with, and whether the attempt's success
 /// ended the call.
 #[derive(Debug)]
 struct First<C> {
-    site: &'static Site,
-    max: Option<NonZeroU32>,
-    call_id: CallIdCell,
+    frame: Frame,
     /// Read at the start only for a deadline or the duration metric.
     started: Option<Instant>,
     clock: C,
@@ -95,7 +91,7 @@ impl<B, C> Drop for LazyCall<'_, B, C> {
         match &*self.state {
             State::First(first) => {
                 if !first.ended {
-                    cancelled(first.site);
+                    cancelled(first.frame.site);
                 }
             }
             State::Built(_) => self.drop_built(),
@@ -131,9 +127,7 @@ impl<'p, B: Backoff, C: Clock + Copy> LazyCall<'p, B, C> {
         // states is made aside and copied into the function's future.
         LazyCall {
             state: ManuallyDrop::new(State::First(First {
-                site,
-                max: policy.max_attempts,
-                call_id: CallIdCell::default(),
+                frame: Frame::first(site, policy.max_attempts),
                 started,
                 clock,
                 ended: false,
@@ -159,12 +153,9 @@ impl<'p, B: Backoff, C: Clock + Copy> LazyCall<'p, B, C> {
     }
 
     /// An async attempt that [`attempt()`](crate::attempt()) sees on every
-    /// poll.
+    /// poll. It holds the attempt's future itself, pinned with it.
     #[inline]
-    pub fn scoped<'c, F: Future>(
-        &'c self,
-        attempt: Pin<&'c mut F>,
-    ) -> current::Scoped<'c, Self, F> {
+    pub fn scoped<F: Future>(&self, attempt: F) -> current::Scoped<'_, Self, F> {
         current::Scoped::new(self, attempt)
     }
 
@@ -194,7 +185,7 @@ impl<'p, B: Backoff, C: Clock + Copy> LazyCall<'p, B, C> {
             State::First(first) => {
                 if succeeded(outcome, &judge_value) {
                     first.ended = true;
-                    first_succeeded(policy, first.site, first.started);
+                    first_succeeded(policy, first.frame.site, first.started);
                     return Decision::Return;
                 }
                 self.build(policy)
@@ -220,12 +211,11 @@ impl<'p, B: Backoff, C: Clock + Copy> LazyCall<'p, B, C> {
             unreachable!("only a call at its first attempt is built")
         };
         #[cfg(feature = "reqwest")]
-        let before = first.call_id.tag();
+        let before = first.frame.call_id.tag();
         let call = Call::at_attempt_one(
             policy,
-            first.site,
+            first.frame.moved(),
             first.clock,
-            first.call_id.moved(),
             first.started,
             None,
         );
@@ -236,7 +226,7 @@ impl<'p, B: Backoff, C: Clock + Copy> LazyCall<'p, B, C> {
         // What the body kept from a response is tagged with the cell's
         // address, which the move may have changed.
         #[cfg(feature = "reqwest")]
-        current::retag_pushback(before, call.call_id.tag());
+        current::retag_pushback(before, call.frame.call_id.tag());
         call
     }
 
@@ -263,9 +253,8 @@ fn built_at_start<'p, B: Backoff, C: Clock>(
 ) -> LazyCall<'p, B, C> {
     let call = Call::at_attempt_one(
         policy,
-        site,
+        Frame::first(site, policy.max_attempts),
         clock,
-        CallIdCell::default(),
         started,
         spans::start(site),
     );
@@ -293,14 +282,9 @@ impl<B, C> HasFrame for LazyCall<'_, B, C> {
     }
 
     #[inline]
-    fn frame(&self) -> Frame<'_> {
+    fn frame(&self) -> &Frame {
         match &*self.state {
-            State::First(first) => Frame {
-                site: first.site,
-                number: 1,
-                max: first.max,
-                call_id: &first.call_id,
-            },
+            State::First(first) => &first.frame,
             State::Built(call) => call.frame(),
         }
     }

@@ -289,3 +289,90 @@ impl<B, C> HasFrame for LazyCall<'_, B, C> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::backoff::Fixed;
+    use crate::clock::SystemClock;
+    use crate::current::attempt;
+    use crate::read_outcome::NoFailure;
+    use core::time::Duration;
+
+    fn decide(
+        call: &mut LazyCall<'static, Fixed, SystemClock>,
+        policy: &'static Policy<Fixed>,
+        outcome: Result<(), &str>,
+    ) -> Decision {
+        call.decide(
+            policy,
+            &outcome,
+            |_| Classification::transient(),
+            |e, f| f.write_str(e),
+            NoFailure,
+            Span::none,
+            |_| {},
+        )
+    }
+
+    /// Polls `attempt` once, as the expansion's loop does, and gives what
+    /// `attempt()` saw inside it.
+    fn seen_inside(call: &LazyCall<'static, Fixed, SystemClock>) -> current::Attempt {
+        let mut seen = None;
+        let scoped = call.scoped(async { seen = attempt() });
+        let waker = std::task::Waker::noop();
+        let mut cx = core::task::Context::from_waker(waker);
+        assert!(core::pin::pin!(scoped).poll(&mut cx).is_ready());
+        seen.expect("inside the attempt")
+    }
+
+    #[test]
+    fn a_first_failure_builds_the_call_with_the_id_the_first_attempt_drew() {
+        static SITE: Site = Site::new("lazy-builds");
+        static POLICY: Policy<Fixed> =
+            Policy::new(Fixed::new(Duration::from_millis(10))).max_attempts(3);
+        let mut call = LazyCall::new(&POLICY, &SITE, SystemClock);
+        // Built at once only when a subscriber may want spans, which no
+        // test of this crate sets.
+        assert!(!spans::may_start());
+        assert!(matches!(*call.state, State::First(_)));
+        assert_eq!(call.attempt(), 1);
+        let first = seen_inside(&call);
+        assert_eq!((first.number(), first.max()), (1, Some(3)));
+
+        assert_eq!(
+            decide(&mut call, &POLICY, Err("busy")),
+            Decision::Retry(Duration::from_millis(10))
+        );
+        assert!(matches!(*call.state, State::Built(_)));
+        assert_eq!(call.attempt(), 2);
+        let second = seen_inside(&call);
+        assert_eq!(second.number(), 2);
+        assert_eq!(second.call_id(), first.call_id(), "one id for the call");
+
+        assert_eq!(decide(&mut call, &POLICY, Ok(())), Decision::Return);
+        drop(call);
+        let stats = SITE.snapshot();
+        assert_eq!(
+            (stats.calls, stats.successes_after_retries, stats.cancelled),
+            (1, 1, 0)
+        );
+    }
+
+    #[test]
+    fn a_first_try_success_ends_the_call_and_a_drop_before_cancels_it() {
+        static SITE: Site = Site::new("lazy-ends");
+        static POLICY: Policy<Fixed> =
+            Policy::new(Fixed::new(Duration::from_millis(10))).max_attempts(3);
+        let mut call = LazyCall::new(&POLICY, &SITE, SystemClock);
+        assert_eq!(decide(&mut call, &POLICY, Ok(())), Decision::Return);
+        assert!(matches!(*call.state, State::First(_)), "nothing built");
+        drop(call);
+        drop(LazyCall::new(&POLICY, &SITE, SystemClock));
+        let stats = SITE.snapshot();
+        assert_eq!(
+            (stats.calls, stats.first_try_successes, stats.cancelled),
+            (2, 1, 1)
+        );
+    }
+}

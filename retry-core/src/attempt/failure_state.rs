@@ -142,15 +142,30 @@ fn take_spare() -> Box<FailureState> {
 #[cold]
 #[inline(never)]
 fn give_back(mut state: Box<FailureState>) {
-    // Cleared as new, but for the history's buffer. The timer goes: it
-    // belongs to the runtime that made it, which the next call on this
-    // thread may not run on.
-    let mut history = core::mem::take(&mut state.history);
-    history.clear();
-    *state = FailureState {
+    // Cleared as new, but for the history's buffer, field by field: every
+    // field named, so that a new one is cleared here too, and none but the
+    // timer dropped. The timer goes: it belongs to the runtime that made
+    // it, which the next call on this thread may not run on.
+    let FailureState {
+        skipped,
+        rng,
+        last_class,
+        last_delay,
+        gave_up,
         history,
-        ..FailureState::default()
-    };
+        #[cfg(feature = "tokio")]
+        timer,
+    } = &mut *state;
+    *skipped = Duration::ZERO;
+    *rng = None;
+    *last_class = None;
+    *last_delay = None;
+    *gave_up = None;
+    history.clear();
+    #[cfg(feature = "tokio")]
+    if timer.is_some() {
+        *timer = None;
+    }
     // A spare already there is freed: one is kept, the newer.
     let _ = SPARE.try_with(|spare| spare.set(Some(state)));
 }
@@ -215,5 +230,64 @@ mod tests {
         assert!(!made.0.holds_memory());
         made.state().history.reserve(1);
         assert!(made.0.holds_memory());
+    }
+
+    /// What a call left in its failure state is gone when the next call
+    /// takes it from the spare: all of it but the history's buffer.
+    #[test]
+    fn a_spare_given_back_is_taken_as_new_with_its_history_buffer() {
+        let mut used = Box::new(FailureState {
+            skipped: Duration::from_secs(3),
+            rng: Some(Rng::seeded(7)),
+            last_class: Some(Classification::transient()),
+            last_delay: Some(Duration::from_millis(5)),
+            gave_up: Some(GiveUp::Exhausted),
+            history: Vec::with_capacity(4),
+            #[cfg(feature = "tokio")]
+            timer: None,
+        });
+        used.history.push(AttemptRecord {
+            attempt: 1,
+            class: crate::class::Class::Transient,
+            code: Some("reset".into()),
+            delay: None,
+            delay_from: None,
+        });
+        #[cfg(feature = "tokio")]
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .build()
+            .unwrap();
+        #[cfg(feature = "tokio")]
+        runtime.block_on(async {
+            used.timer = Some(Box::pin(tokio::time::sleep(Duration::from_secs(1))));
+        });
+        let address = core::ptr::from_ref::<FailureState>(&used);
+        give_back(used);
+        let taken = take_spare();
+        assert_eq!(
+            core::ptr::from_ref::<FailureState>(&taken),
+            address,
+            "the same box"
+        );
+        let FailureState {
+            skipped,
+            rng,
+            last_class,
+            last_delay,
+            gave_up,
+            history,
+            #[cfg(feature = "tokio")]
+            timer,
+        } = &*taken;
+        assert_eq!(*skipped, Duration::ZERO);
+        assert!(rng.is_none());
+        assert!(last_class.is_none());
+        assert!(last_delay.is_none());
+        assert!(gave_up.is_none());
+        assert!(history.is_empty());
+        assert_eq!(history.capacity(), 4, "the buffer is kept");
+        #[cfg(feature = "tokio")]
+        assert!(timer.is_none());
     }
 }

@@ -170,6 +170,72 @@ fn a_call_whose_body_panics_is_counted_as_cancelled() {
     assert_eq!((stats.cancelled, stats.calls, stats.attempts), (1, 1, 1));
 }
 
+/// [`panics_on_its_retry`], async: the first attempt runs before the call
+/// state is built, the retry in the built call, and `on_first` makes the
+/// first attempt panic instead.
+#[retry(max = 3, backoff = none)]
+async fn panics_async(calls: &AtomicU32, on_first: bool) -> io::Result<()> {
+    tokio::task::yield_now().await;
+    let attempt = calls.fetch_add(1, Ordering::Relaxed) + 1;
+    if attempt == 1 && !on_first {
+        return Err(io::ErrorKind::ConnectionReset.into());
+    }
+    panic!("attempt {attempt} panicked")
+}
+
+#[retry(max = 3, backoff = none)]
+async fn judged_by_a_panic_async() -> io::Result<Unjudgeable> {
+    Ok(Unjudgeable)
+}
+
+/// Runs `future` on a runtime of this thread, for at most ten seconds, and
+/// catches its panic.
+fn unwinds<T>(future: impl Future<Output = T>) -> bool {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+        .unwrap();
+    let run = std::panic::AssertUnwindSafe(|| {
+        runtime.block_on(async { tokio::time::timeout(Duration::from_secs(10), future).await })
+    });
+    match std::panic::catch_unwind(run) {
+        Ok(ended) => {
+            ended.expect("the call ends");
+            false
+        }
+        Err(_) => true,
+    }
+}
+
+#[test]
+fn an_async_call_whose_attempt_or_judgement_panics_is_counted_as_cancelled() {
+    let on_first = AtomicU32::new(0);
+    assert!(unwinds(panics_async(&on_first, true)));
+    let on_retry = AtomicU32::new(0);
+    assert!(unwinds(panics_async(&on_retry, false)));
+    assert_eq!((on_first.into_inner(), on_retry.into_inner()), (1, 2));
+    assert!(unwinds(judged_by_a_panic_async()));
+    assert!(
+        reattempt::attempt().is_none(),
+        "no attempt is left current on this thread"
+    );
+    let stats = reattempt::stats::get("stats::panics_async").unwrap();
+    assert_eq!(
+        (
+            stats.cancelled,
+            stats.calls,
+            stats.attempts,
+            stats.give_ups.total()
+        ),
+        (2, 2, 3, 0)
+    );
+    let stats = reattempt::stats::get("stats::judged_by_a_panic_async").unwrap();
+    assert_eq!(
+        (stats.cancelled, stats.calls, stats.first_try_successes),
+        (1, 1, 0)
+    );
+}
+
 /// Three seconds an attempt; the first fails, the second succeeds.
 async fn slow_attempt(calls: &AtomicU32) -> io::Result<()> {
     tokio::time::sleep(Duration::from_secs(3)).await;

@@ -260,6 +260,24 @@ async fn slow_then_fine_with_a_hook(calls: &AtomicU32) -> io::Result<()> {
     slow_attempt(calls).await
 }
 
+#[retry(max = 3, backoff = fixed(1s))]
+async fn slow_and_fine() -> io::Result<()> {
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    Ok(())
+}
+
+/// With the `metrics` feature a first-try success is timed too, on the
+/// function's clock (tokio's, paused here) at both ends.
+#[tokio::test(start_paused = true)]
+async fn a_first_try_success_is_timed_on_the_functions_clock() {
+    slow_and_fine().await.unwrap();
+    let stats = reattempt::stats::get("stats::slow_and_fine").unwrap();
+    assert_eq!(stats.first_try_successes, 1);
+    // Without the feature, a first-try success reads no clock.
+    let timed = if cfg!(feature = "metrics") { 3 } else { 0 };
+    assert_eq!(stats.time, Duration::from_secs(timed));
+}
+
 /// Without a deadline or hooks a call's clock is first read when its first
 /// attempt fails, so the time leaves out that attempt; with either, it is
 /// read as the call starts (hooks see the time since then).

@@ -93,7 +93,7 @@ where
         let succeeded = succeeded(&outcome, &judge_value);
         entered.judged();
         if succeeded {
-            first_succeeded(policy, site, started);
+            first_succeeded(policy, site, started, &SystemClock);
             return outcome;
         }
         Resume::Failed {
@@ -128,16 +128,18 @@ where
     }
 }
 
-/// What `Call::decide` does after a first attempt that succeeded.
+/// What `Call::decide` does after a first attempt that succeeded, for a
+/// call that started at `started` on `clock`.
 #[inline]
 pub(super) fn first_succeeded<B>(
     policy: &Policy<B>,
     site: &'static Site,
     started: Option<Instant>,
+    clock: &impl Clock,
 ) {
     let elapsed = match started {
         Some(started) if export::TIMES_EVERY_CALL => {
-            Some(SystemClock.now().saturating_duration_since(started))
+            Some(clock.now().saturating_duration_since(started))
         }
         _ => None,
     };

@@ -185,7 +185,7 @@ impl<'p, B: Backoff, C: Clock + Copy> LazyCall<'p, B, C> {
             State::First(first) => {
                 if succeeded(outcome, &judge_value) {
                     first.ended = true;
-                    first_succeeded(policy, first.frame.site, first.started);
+                    first_succeeded(policy, first.frame.site, first.started, &first.clock);
                     return Decision::Return;
                 }
                 self.build(policy)

@@ -497,8 +497,9 @@ impl CallIdCell {
     }
 }
 
-/// What gives the frame of the attempt in progress: the call. Only
-/// [`Call`](crate::Call) has one.
+/// What gives the frame of the attempt in progress: the call. Only the
+/// calls of this crate, [`Call`](crate::Call) and
+/// [`LazyCall`](crate::LazyCall), have one.
 pub trait HasFrame: sealed::Sealed {
     /// Called as an attempt starts running, on every poll of it.
     #[doc(hidden)]

@@ -132,6 +132,7 @@ pub fn expand(mut args: Args, function: Function) -> syn::Result<TokenStream> {
         call,
         policy: policy_ref,
         is_static,
+        lazy,
     } = prelude(&args, &sig.ident, &private, is_async, early);
     // The call state, for the loops that build it before the first attempt.
     let prelude = || code!(#moved #items #call);
@@ -147,7 +148,7 @@ pub fn expand(mut args: Args, function: Function) -> syn::Result<TokenStream> {
         ret: &ret,
         named,
         is_async,
-        lazy: is_async && lazy_call(&args),
+        lazy,
         classify: classifier(&args, &private, error_span, external_api),
         policy: policy_ref,
     };
@@ -584,7 +585,8 @@ fn prelude(args: &Args, fn_name: &Ident, private: &Ident, is_async: bool, early:
         (Some(sleep), true) => code!(let __retry_sleep = #private::async_sleeper(#sleep);),
         (None, _) => code!(),
     };
-    let (clock, new) = if is_async && lazy_call(args) {
+    let lazy = is_async && lazy_call(args);
+    let (clock, new) = if lazy {
         (code!(#private::async_clock()), code!(LazyCall::new))
     } else if is_async {
         // Boxed: the failure state would make the function's future larger.
@@ -609,6 +611,7 @@ fn prelude(args: &Args, fn_name: &Ident, private: &Ident, is_async: bool, early:
         call,
         policy: policy_ref,
         is_static,
+        lazy,
     }
 }
 
@@ -627,6 +630,8 @@ struct Prelude {
     /// Whether `policy` is a constant (a `ConstPolicy`'s, or
     /// `__RETRY_POLICY`).
     is_static: bool,
+    /// Whether the call state is a `LazyCall` (see [`lazy_call`]).
+    lazy: bool,
 }
 
 /// The policy built by its builder: a `static` when it is a constant (the

@@ -128,10 +128,10 @@ fn call_and_attempts(seen: &Seen) -> (u64, Option<i64>, Vec<(i64, u64)>) {
     )
 }
 
-#[test]
-fn a_call_that_fails_twice_has_three_attempt_spans_under_one_call_span() {
-    let seen = recorded(|| assert_eq!(flaky(&Cell::new(2)).unwrap(), 7));
-    let (_, attempts_recorded, attempts) = call_and_attempts(&seen);
+/// One call span with three attempt spans, numbered, each holding its
+/// attempt's event.
+fn assert_three_attempts(seen: &Seen) {
+    let (_, attempts_recorded, attempts) = call_and_attempts(seen);
     assert_eq!(attempts_recorded, Some(3));
     let numbers: Vec<i64> = attempts.iter().map(|(n, _)| *n).collect();
     assert_eq!(numbers, [1, 2, 3]);
@@ -142,13 +142,22 @@ fn a_call_that_fails_twice_has_three_attempt_spans_under_one_call_span() {
     );
 }
 
-#[test]
-fn a_call_that_succeeds_at_once_has_one_attempt_span() {
-    let seen = recorded(|| assert_eq!(flaky(&Cell::new(0)).unwrap(), 7));
-    let (_, attempts_recorded, attempts) = call_and_attempts(&seen);
+/// One call span with one attempt span, which holds the attempt's event.
+fn assert_one_attempt(seen: &Seen) {
+    let (_, attempts_recorded, attempts) = call_and_attempts(seen);
     assert_eq!(attempts_recorded, Some(1));
     assert_eq!(attempts.len(), 1);
     assert_eq!(seen.events, [Some(attempts[0].1)]);
+}
+
+#[test]
+fn a_call_that_fails_twice_has_three_attempt_spans_under_one_call_span() {
+    assert_three_attempts(&recorded(|| assert_eq!(flaky(&Cell::new(2)).unwrap(), 7)));
+}
+
+#[test]
+fn a_call_that_succeeds_at_once_has_one_attempt_span() {
+    assert_one_attempt(&recorded(|| assert_eq!(flaky(&Cell::new(0)).unwrap(), 7)));
 }
 
 /// [`flaky`], async.
@@ -176,25 +185,16 @@ fn block_on<T>(future: impl Future<Output = T>) -> T {
 
 #[test]
 fn an_async_call_that_fails_twice_has_three_attempt_spans_under_one_call_span() {
-    let seen = recorded(|| assert_eq!(block_on(flaky_async(&Cell::new(2))).unwrap(), 7));
-    let (_, attempts_recorded, attempts) = call_and_attempts(&seen);
-    assert_eq!(attempts_recorded, Some(3));
-    let numbers: Vec<i64> = attempts.iter().map(|(n, _)| *n).collect();
-    assert_eq!(numbers, [1, 2, 3]);
-    let spans_of_events: Vec<Option<u64>> = attempts.iter().map(|(_, id)| Some(*id)).collect();
-    assert_eq!(
-        seen.events, spans_of_events,
-        "each event in its attempt's span"
-    );
+    assert_three_attempts(&recorded(|| {
+        assert_eq!(block_on(flaky_async(&Cell::new(2))).unwrap(), 7);
+    }));
 }
 
 #[test]
 fn an_async_call_that_succeeds_at_once_has_one_attempt_span() {
-    let seen = recorded(|| assert_eq!(block_on(flaky_async(&Cell::new(0))).unwrap(), 7));
-    let (_, attempts_recorded, attempts) = call_and_attempts(&seen);
-    assert_eq!(attempts_recorded, Some(1));
-    assert_eq!(attempts.len(), 1);
-    assert_eq!(seen.events, [Some(attempts[0].1)]);
+    assert_one_attempt(&recorded(|| {
+        assert_eq!(block_on(flaky_async(&Cell::new(0))).unwrap(), 7);
+    }));
 }
 
 /// Fails while `failures` lasts, then panics if `panic` is set.

@@ -580,21 +580,14 @@ impl<'p, B: Backoff, C: Clock, S: Slot> Call<'p, B, C, S> {
     /// Waits `delay` on tokio's timer: the default sleep of async functions.
     /// The timer lives with the call's failure state, so that it adds
     /// nothing to the size of the function's future, and is reused from one
-    /// wait to the next. A zero delay sets no timer.
+    /// wait to the next. Out of line: only a retry reaches it, and inlined
+    /// it would put tokio's timer code in every async function.
     #[cfg(feature = "tokio")]
-    #[inline]
+    #[inline(never)]
     pub fn wait(&mut self, delay: Duration) -> crate::wait::Wait<'_> {
         if delay.is_zero() {
             return crate::wait::Wait::new(None);
         }
-        self.wait_on_timer(delay)
-    }
-
-    /// Out of line: only a retry reaches it, and inlined it would put
-    /// tokio's timer code in every async function.
-    #[cfg(feature = "tokio")]
-    #[inline(never)]
-    fn wait_on_timer(&mut self, delay: Duration) -> crate::wait::Wait<'_> {
         let now = tokio::time::Instant::now();
         // A delay past what an `Instant` can hold (a `Duration::MAX`
         // backoff or server delay) is a wait for ever: thirty years, as

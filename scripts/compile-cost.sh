@@ -11,7 +11,11 @@
 # Times move with the machine's load. INSTRUCTIONS=1 adds what does not:
 # the instructions rustc executes (callgrind) to compile a crate of 40
 # functions less one of 20, divided by 20, for each variant. It takes
-# several minutes more.
+# several minutes more. A check is counted twice: as cargo runs it after an
+# edit elsewhere in the crate, with the incremental cache of the last
+# check (rustc expands every attribute again, and checks again only what
+# changed), and from nothing (CARGO_INCREMENTAL=0), as a first check or a
+# CI run does.
 #
 # Four shapes of crate: every function returning `io::Result<u64>`
 # (shared); every function returning a type of its own (distinct), since
@@ -182,13 +186,14 @@ chmod +x "$wrapper"
 
 # Instructions rustc executes to rebuild the crate alone, and of those the
 # attribute's own: its expansions, callees included (0 for a crate without
-# it; "?" if this rustc names the expansion otherwise).
+# it; "?" if this rustc names the expansion otherwise). $3, if given, is
+# CARGO_INCREMENTAL's value.
 instructions() {
     local dir=$1 command=$2 out="$work/callgrind.out" attribute
     touch "$dir/src/lib.rs"
     rm -f "$out"
     # shellcheck disable=SC2086
-    COMPILE_COST_OUT="$out" RUSTC_WRAPPER="$wrapper" \
+    COMPILE_COST_OUT="$out" RUSTC_WRAPPER="$wrapper" env ${3:+CARGO_INCREMENTAL=$3} \
         cargo $command --quiet --manifest-path "$dir/Cargo.toml" --target-dir "$work/target-counted" >/dev/null
     attribute=$(callgrind_annotate --inclusive=yes "$out" 2>/dev/null |
         awk '/AttrProcMacro as rustc_expand::base::AttrProcMacro>::expand \[/ { gsub(",", "", $1); print $1; exit }')
@@ -201,8 +206,8 @@ instructions() {
 echo
 echo "## Instructions rustc executes per annotated function (callgrind: 40 functions less 20, over 20)"
 echo
-printf '| variant | shape | release build (millions) | check (millions) | of the check, the attribute (millions) |\n'
-printf '|---|---|---:|---:|---:|\n'
+printf '| variant | shape | release build (millions) | check (millions) | of the check, the attribute (millions) | check from nothing (millions) |\n'
+printf '|---|---|---:|---:|---:|---:|\n'
 for shape in $shapes; do
     for variant in reattempt backon; do
         row="| $variant | $shape"
@@ -224,6 +229,9 @@ for shape in $shapes; do
         else
             row+=$(awk -v s="$small_attribute" -v l="$large_attribute" 'BEGIN { printf " | %.2f", (l - s) / 20 / 1e6 }')
         fi
+        read -r small _ <<<"$(instructions "$work/$variant-$shape-20" check 0)"
+        read -r large _ <<<"$(instructions "$work/$variant-$shape-40" check 0)"
+        row+=$(awk -v s="$small" -v l="$large" 'BEGIN { printf " | %.1f", (l - s) / 20 / 1e6 }')
         echo "$row |"
     done
 done

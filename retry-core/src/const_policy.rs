@@ -164,6 +164,39 @@ impl<
     };
 }
 
+/// `ConstPolicy::<..>::REF`, the policy by reference, for each backoff
+/// type: a reference in a constant must be to a type known to have no
+/// interior mutability, so it is written for each, not once for any `B`.
+macro_rules! by_reference {
+    ($($name:ident $(<$($param:ident),*>)? => $backoff:ty;)*) => {$(
+        impl<
+            $($(const $param: u64,)*)?
+            const MAX: u32,
+            const JITTER: u64,
+            const DEADLINE: u64,
+            const ATTEMPT_TIMEOUT: u64,
+            const MAX_RETRY_AFTER: u64,
+            const OPTIONS: u64,
+        > ConstPolicy<$name$(<$($param),*>)?, MAX, JITTER, DEADLINE, ATTEMPT_TIMEOUT, MAX_RETRY_AFTER, OPTIONS>
+        {
+            /// The policy, by reference: evaluated once for each set of
+            /// values, where `&ConstPolicy::<..>::POLICY` written in a
+            /// function is a constant that rustc evaluates again in each
+            /// function.
+            pub const REF: &'static Policy<$backoff> = &Self::POLICY;
+        }
+    )*};
+}
+
+by_reference! {
+    Exponential => Exponential;
+    NoBackoff => NoBackoff;
+    ExpOf<BASE, FACTOR, CAP> => Exponential;
+    FixedOf<DELAY> => Fixed;
+    LinearOf<BASE, STEP, CAP> => Linear;
+    FibonacciOf<BASE, CAP> => Fibonacci;
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

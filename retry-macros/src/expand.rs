@@ -47,8 +47,8 @@
 //! ```text
 //! let __retry_body = || -> Ret { body };
 //! let __retry_out = run_sync(
-//!     &ConstPolicy::<FixedOf<200000000>, 3>::POLICY, &__RETRY_SITE, __retry_body,
-//!     judge, &classify, &describe, &thread_sleep,
+//!     ConstPolicy::<FixedOf<200000000>, 3>::REF, &__RETRY_SITE, __retry_body,
+//!     judge, classify, describe, thread_sleep,
 //! );
 //! __retry_out
 //! ```
@@ -356,9 +356,13 @@ impl Parts<'_> {
         let judge_value = self.judge_value(args, Source::Body);
         let describe = self.describe();
         let fallible = self.fallible(args);
+        // The describer and the sleeper by value: each coercion to a
+        // `&dyn Fn` is checked again in each function. The classifier is
+        // one, so that an error type without a classification is reported
+        // once, at the type.
         let sleep = match &args.sleep {
             Some(_) => code!(&__retry_sleep),
-            None => code!(&#private::thread_sleep),
+            None => code!(#private::thread_sleep),
         };
         // The body's closure is bound first, so that the outcome's type is
         // known when the closures that read it pick their methods.
@@ -370,7 +374,7 @@ impl Parts<'_> {
                 __retry_body,
                 #judge_value,
                 &#classify,
-                &#describe,
+                #describe,
                 #sleep,
             );
             #fallible
@@ -566,7 +570,7 @@ fn prelude(args: &Args, fn_name: &Ident, private: &Ident, is_async: bool, early:
         _ => None,
     };
     let (policy, policy_ref, is_static) = match named {
-        Some(named) => (code!(), code!((&#named::POLICY)), true),
+        Some(named) => (code!(), code!(#named::REF), true),
         None => built_policy(args, private, dynamic),
     };
     let policy = match dynamic {

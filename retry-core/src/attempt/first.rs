@@ -58,20 +58,22 @@ struct Started {
 /// holds: the expansion calls this for no other.
 #[inline]
 #[allow(clippy::too_many_arguments)]
-pub fn run_sync<B, R, A, V>(
+pub fn run_sync<B, R, A, V, D, S>(
     policy: &'static Policy<B>,
     site: &'static Site,
     mut attempt: A,
     judge_value: V,
     classify: &dyn Fn(&R::Error) -> Classification,
-    describe: &dyn Fn(&R::Error, &mut fmt::Formatter<'_>) -> fmt::Result,
-    sleep: &dyn Fn(Duration),
+    describe: D,
+    sleep: S,
 ) -> R
 where
     B: Backoff,
     R: Outcome,
     A: FnMut() -> R,
     V: JudgeValue<R::Value>,
+    D: Fn(&R::Error, &mut fmt::Formatter<'_>) -> fmt::Result,
+    S: Fn(Duration),
 {
     debug_assert!(
         policy.limit.is_none(),
@@ -107,9 +109,9 @@ where
         rest,
         &mut attempt,
         classify,
-        describe,
+        &describe,
         judged,
-        sleep,
+        &sleep,
     )
 }
 

@@ -258,6 +258,18 @@ impl<'p, B: Backoff, C: Clock, S: Slot> Call<'p, B, C, S> {
     #[inline]
     fn start(policy: &'p Policy<B>, site: &'static Site, clock: C) -> Call<'p, B, C, S> {
         let started = starts(policy, site, &clock);
+        Call::started(policy, site, clock, started)
+    }
+
+    /// A call that [`starts`] began at `started`, about to make its first
+    /// attempt, with its spans if a subscriber wants them.
+    #[inline]
+    fn started(
+        policy: &'p Policy<B>,
+        site: &'static Site,
+        clock: C,
+        started: Option<Instant>,
+    ) -> Call<'p, B, C, S> {
         Call::at_attempt_one(
             policy,
             Frame::first(site, policy.max_attempts),

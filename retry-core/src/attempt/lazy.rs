@@ -188,6 +188,9 @@ impl<'p, B: Backoff, C: Clock + Copy> LazyCall<'p, B, C> {
                     first_succeeded(policy, first.frame.site, first.started, &first.clock);
                     return Decision::Return;
                 }
+                // The built call decides as any call does; a value that is
+                // a failure is judged again there, on the failure path
+                // only, rather than a second copy of that decision here.
                 self.build(policy)
             }
             State::Built(call) => call,
@@ -207,27 +210,28 @@ impl<'p, B: Backoff, C: Clock + Copy> LazyCall<'p, B, C> {
     #[cold]
     #[inline(never)]
     fn build(&mut self, policy: &'p Policy<B>) -> &mut Call<'p, B, C, Boxed> {
-        let State::First(first) = &*self.state else {
-            unreachable!("only a call at its first attempt is built")
-        };
-        #[cfg(feature = "reqwest")]
-        let before = first.frame.call_id.tag();
-        let call = Call::at_attempt_one(
-            policy,
-            first.frame.moved(),
-            first.clock,
-            first.started,
-            None,
-        );
-        *self.state = State::Built(call);
-        let State::Built(call) = &mut *self.state else {
-            unreachable!("built above")
-        };
-        // What the body kept from a response is tagged with the cell's
-        // address, which the move may have changed.
-        #[cfg(feature = "reqwest")]
-        current::retag_pushback(before, call.frame.call_id.tag());
-        call
+        if let State::First(first) = &*self.state {
+            #[cfg(feature = "reqwest")]
+            let before = first.frame.call_id.tag();
+            let call = Call::at_attempt_one(
+                policy,
+                first.frame.moved(),
+                first.clock,
+                first.started,
+                None,
+            );
+            *self.state = State::Built(call);
+            // What the body kept from a response is tagged with the cell's
+            // address, which the move may have changed.
+            #[cfg(feature = "reqwest")]
+            if let State::Built(call) = &*self.state {
+                current::retag_pushback(before, call.frame.call_id.tag());
+            }
+        }
+        match &mut *self.state {
+            State::Built(call) => call,
+            State::First(_) => unreachable!("built above"),
+        }
     }
 
     /// Waits `delay` on tokio's timer, as [`Call::wait`] does.
@@ -251,15 +255,8 @@ fn built_at_start<'p, B: Backoff, C: Clock>(
     clock: C,
     started: Option<Instant>,
 ) -> LazyCall<'p, B, C> {
-    let call = Call::at_attempt_one(
-        policy,
-        Frame::first(site, policy.max_attempts),
-        clock,
-        started,
-        spans::start(site),
-    );
     LazyCall {
-        state: ManuallyDrop::new(State::Built(call)),
+        state: ManuallyDrop::new(State::Built(Call::started(policy, site, clock, started))),
     }
 }
 
@@ -326,11 +323,12 @@ mod tests {
         seen.expect("inside the attempt")
     }
 
+    static POLICY: Policy<Fixed> =
+        Policy::new(Fixed::new(Duration::from_millis(10))).max_attempts(3);
+
     #[test]
     fn a_first_failure_builds_the_call_with_the_id_the_first_attempt_drew() {
         static SITE: Site = Site::new("lazy-builds");
-        static POLICY: Policy<Fixed> =
-            Policy::new(Fixed::new(Duration::from_millis(10))).max_attempts(3);
         let mut call = LazyCall::new(&POLICY, &SITE, SystemClock);
         // Built at once only when a subscriber may want spans, which no
         // test of this crate sets.
@@ -362,8 +360,6 @@ mod tests {
     #[test]
     fn a_first_try_success_ends_the_call_and_a_drop_before_cancels_it() {
         static SITE: Site = Site::new("lazy-ends");
-        static POLICY: Policy<Fixed> =
-            Policy::new(Fixed::new(Duration::from_millis(10))).max_attempts(3);
         let mut call = LazyCall::new(&POLICY, &SITE, SystemClock);
         assert_eq!(decide(&mut call, &POLICY, Ok(())), Decision::Return);
         assert!(matches!(*call.state, State::First(_)), "nothing built");

@@ -240,10 +240,13 @@ pub(crate) fn take_pushback(tag: usize, number: u32, seen: Classification) -> Cl
 /// cell at `to`, where the call moved it.
 #[cfg(feature = "reqwest")]
 pub(crate) fn retag_pushback(from: usize, to: usize) {
-    if let Some((tag, number, kept)) = PUSHBACK.take() {
-        let tag = if tag == from { to } else { tag };
-        PUSHBACK.set(Some((tag, number, kept)));
-    }
+    PUSHBACK.with(|pushback| {
+        if let Some((tag, number, kept)) = pushback.get()
+            && tag == from
+        {
+            pushback.set(Some((to, number, kept)));
+        }
+    });
 }
 
 /// Whether an attempt running on this thread, this one or one it was

@@ -548,3 +548,57 @@ async fn a_post_with_the_calls_idempotency_key_is_retried_and_applied_once() {
         "the second attempt sent the same key"
     );
 }
+
+/// The helper in a sync function that drives its own runtime: the server's
+/// word, kept during the first attempt, must still reach the decision after
+/// that attempt's state moves into the call the retries need.
+#[retry(max = 4, backoff = exp(base = 100ms))]
+fn text_blocking(
+    runtime: &tokio::runtime::Runtime,
+    client: &reqwest::Client,
+    url: &str,
+) -> reqwest::Result<String> {
+    use reattempt::reqwest::ErrorForStatus as _;
+    runtime.block_on(async {
+        client
+            .get(url)
+            .send()
+            .await?
+            .error_for_status_with_pushback()?
+            .text()
+            .await
+    })
+}
+
+/// Untraced first: the first attempt runs before any call state is built,
+/// and its frame moves into the call the retries need. Then with a
+/// subscriber, when the whole call is made in the core. One test, so that
+/// no other sets a subscriber before the first half runs.
+#[test]
+fn a_sync_function_gives_up_at_once_when_asked_to_wait_an_hour() {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    let (addr, counts) = runtime.block_on(server());
+    let client = reqwest::Client::new();
+    let url = format!("http://{addr}/an-hour");
+    assert!(
+        !tracing::dispatcher::has_been_set(),
+        "no test of this file sets a subscriber before this one"
+    );
+    let error = text_blocking(&runtime, &client, &url).unwrap_err();
+    assert_eq!(error.status().map(|s| s.as_u16()), Some(503));
+    assert_eq!(
+        hits(&counts, "an-hour"),
+        1,
+        "over max_retry_after, as the first attempt's response said: no retry"
+    );
+    let error = tracing::subscriber::with_default(tracing_subscriber::registry(), || {
+        text_blocking(&runtime, &client, &url)
+    })
+    .unwrap_err();
+    assert_eq!(error.status().map(|s| s.as_u16()), Some(503));
+    assert_eq!(hits(&counts, "an-hour"), 2, "traced: no retry either");
+}

@@ -38,6 +38,11 @@ enum Resume<R> {
 struct Started {
     frame: Frame,
     at: Option<Instant>,
+    /// Where the frame's id cell was while the attempt ran: what the body
+    /// kept from a response is tagged with it, and the frame has moved
+    /// since.
+    #[cfg(feature = "reqwest")]
+    tag: usize,
 }
 
 /// A sync call whose loop holds nothing of the user's: its first attempt
@@ -100,7 +105,12 @@ where
         }
         Resume::Failed {
             outcome,
-            started: Started { frame, at: started },
+            started: Started {
+                #[cfg(feature = "reqwest")]
+                tag: frame.call_id.tag(),
+                frame,
+                at: started,
+            },
         }
     };
     rest_sync(
@@ -284,26 +294,35 @@ fn rest_of_call<B: Backoff>(
     sleep: &dyn Fn(Duration),
 ) {
     match started {
-        Some(Started { frame, at }) => {
-            let call: Call<'_, B, SystemClock, Made> =
+        Some(Started {
+            frame,
+            at,
+            #[cfg(feature = "reqwest")]
+            tag,
+        }) => {
+            let mut call: Call<'_, B, SystemClock, Made> =
                 Call::at_attempt_one(policy, frame, SystemClock, at, None);
-            decide_and_retry(policy, call, attempts, sleep);
+            #[cfg(feature = "reqwest")]
+            crate::current::retag_pushback(tag, call.frame.call_id.tag());
+            decide_and_retry(policy, &mut call, attempts, sleep);
         }
         None => {
             let mut call: Call<'_, B, SystemClock, Inline> = Call::start(policy, site, SystemClock);
             call.begin_attempt();
             call.scope(policy, || attempts.run());
-            decide_and_retry(policy, call, attempts, sleep);
+            decide_and_retry(policy, &mut call, attempts, sleep);
         }
     }
 }
 
 /// A decision on each attempt's outcome and a wait before the next, until
-/// one is returned.
+/// one is returned. The call is borrowed, not moved: its frame, whose
+/// address tags what the body keeps from a response, stays where the
+/// attempt saw it.
 #[inline]
 fn decide_and_retry<B: Backoff, S: failure_state::Slot>(
     policy: &Policy<B>,
-    mut call: Call<'_, B, SystemClock, S>,
+    call: &mut Call<'_, B, SystemClock, S>,
     attempts: &mut dyn Attempts,
     sleep: &dyn Fn(Duration),
 ) {

@@ -1,7 +1,11 @@
 //! Calls dropped at any await give back what they took: budget tokens of
-//! retries that never ran, and permits.
+//! retries that never ran, and permits; and every call dropped after any
+//! number of polls is counted once, as cancelled, with nothing left behind.
 
+use std::cell::Cell;
 use std::io::{self, ErrorKind};
+use std::pin::Pin;
+use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
 use reattempt::{ConcurrencyLimit, RetryBudget, retry};
@@ -56,4 +60,217 @@ async fn a_call_dropped_while_queued_for_a_permit_gives_its_budget_token_back() 
     // Two first attempts deposited two tokens; the queued retry took one and
     // gave it back.
     assert_eq!(QUEUE.available(), 2.0);
+}
+
+// ---- a call dropped after each of its polls ----
+
+thread_local! {
+    /// The attempts the running call has started.
+    static STARTS: Cell<u32> = const { Cell::new(0) };
+}
+
+/// Pending once, then ready: an await point that one more poll passes.
+#[derive(Default)]
+struct OnePoll(bool);
+
+impl Future for OnePoll {
+    type Output = ();
+
+    fn poll(mut self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<()> {
+        if std::mem::replace(&mut self.0, true) {
+            Poll::Ready(())
+        } else {
+            Poll::Pending
+        }
+    }
+}
+
+/// Where no time passes: a wait takes one poll, and a timer of an hour (an
+/// attempt's timeout, a deadline) never fires.
+async fn one_poll(delay: Duration) {
+    if delay >= Duration::from_secs(3600) {
+        std::future::pending::<()>().await;
+    }
+    OnePoll::default().await;
+}
+
+/// Counts its start, takes a poll, and fails its first two attempts.
+async fn third_time_lucky() -> io::Result<u32> {
+    let n = STARTS.with(|starts| {
+        starts.set(starts.get() + 1);
+        starts.get()
+    });
+    OnePoll::default().await;
+    if n <= 2 {
+        return Err(ErrorKind::ConnectionReset.into());
+    }
+    Ok(n)
+}
+
+fn noted(_: &reattempt::hooks::Context<'_, io::Result<u32>>) {}
+
+static LAZY_TOKENS: RetryBudget = RetryBudget::new(1.0, 0, Duration::from_secs(600));
+static HOOKED_TOKENS: RetryBudget = RetryBudget::new(1.0, 0, Duration::from_secs(600));
+static LIMITED_TOKENS: RetryBudget = RetryBudget::new(1.0, 0, Duration::from_secs(600));
+static ONE_AT_A_TIME: ConcurrencyLimit = ConcurrencyLimit::new(1);
+
+/// Nothing of the user's in the loop: the call is built at the first
+/// failure.
+#[retry(max = 3, backoff = fixed(1ms), sleep = one_poll, budget = LAZY_TOKENS)]
+async fn lazy() -> io::Result<u32> {
+    third_time_lucky().await
+}
+
+static TRACED_TOKENS: RetryBudget = RetryBudget::new(1.0, 0, Duration::from_secs(600));
+
+/// As `lazy`, run under a subscriber: the call is built as it starts, with
+/// its spans.
+#[retry(max = 3, backoff = fixed(1ms), sleep = one_poll, budget = TRACED_TOKENS)]
+async fn traced() -> io::Result<u32> {
+    third_time_lucky().await
+}
+
+/// A hook: the call is built as it starts.
+#[retry(max = 3, backoff = fixed(1ms), sleep = one_poll, budget = HOOKED_TOKENS, on_retry = noted)]
+async fn hooked() -> io::Result<u32> {
+    third_time_lucky().await
+}
+
+/// Each attempt holds a permit.
+#[retry(max = 3, backoff = fixed(1ms), sleep = one_poll, budget = LIMITED_TOKENS, limit = ONE_AT_A_TIME)]
+async fn limited() -> io::Result<u32> {
+    third_time_lucky().await
+}
+
+/// Each attempt races its timer.
+#[retry(max = 3, backoff = fixed(1ms), sleep = one_poll, attempt_timeout = 3600s)]
+async fn timed() -> io::Result<u32> {
+    third_time_lucky().await
+}
+
+/// Each attempt races the deadline.
+#[retry(max = 3, backoff = fixed(1ms), sleep = one_poll, deadline = 3600s)]
+async fn bounded() -> io::Result<u32> {
+    third_time_lucky().await
+}
+
+/// What the statistics of `function` count so far.
+fn counted(function: &str) -> reattempt::stats::Stats {
+    reattempt::stats::get(&format!("cancellation::{function}")).unwrap_or_default()
+}
+
+/// Makes a call of `function` and drops it after its first poll, then
+/// another after its second, and so on until one ends, checking after each
+/// that the call was counted once (as cancelled, unless it ended), that its
+/// attempts were counted, that the budget lost only the tokens of the
+/// retries that started, that no permit is held and that no attempt is
+/// left current on the thread.
+fn cut_after_every_poll<F: Future<Output = io::Result<u32>>>(
+    function: &str,
+    call: fn() -> F,
+    budget: Option<&RetryBudget>,
+    limit: Option<&ConcurrencyLimit>,
+) {
+    // Tokens for every retry, so that the budget never refuses one.
+    if let Some(budget) = budget {
+        for _ in 0..100 {
+            budget.deposit();
+        }
+    }
+    let mut cx = Context::from_waker(Waker::noop());
+    for cut in 0..=100 {
+        STARTS.set(0);
+        let before = counted(function);
+        let tokens = budget.map(RetryBudget::available);
+        let mut future = Box::pin(call());
+        let mut ended = None;
+        for _ in 0..cut {
+            if let Poll::Ready(outcome) = future.as_mut().poll(&mut cx) {
+                ended = Some(outcome);
+                break;
+            }
+            assert!(reattempt::attempt().is_none(), "{function}: between polls");
+        }
+        drop(future);
+        assert!(reattempt::attempt().is_none(), "{function}: after the drop");
+        let after = counted(function);
+        let starts = STARTS.get();
+        let began = u64::from(cut > 0);
+        assert_eq!(after.calls - before.calls, began, "{function}, cut {cut}");
+        assert_eq!(
+            after.attempts - before.attempts,
+            u64::from(starts),
+            "{function}, cut {cut}"
+        );
+        let ends = u64::from(ended.is_some());
+        assert_eq!(
+            after.cancelled - before.cancelled,
+            began - ends,
+            "{function}, cut {cut}"
+        );
+        assert_eq!(
+            after.successes_after_retries - before.successes_after_retries,
+            ends,
+            "{function}, cut {cut}"
+        );
+        if let (Some(budget), Some(tokens)) = (budget, tokens) {
+            let retries = f64::from(starts.saturating_sub(1));
+            assert_eq!(
+                budget.available() - tokens,
+                began as f64 - retries,
+                "{function}, cut {cut}: a call deposits one token and spends one per retry that started"
+            );
+        }
+        if let Some(limit) = limit {
+            assert_eq!(limit.in_use(), 0, "{function}, cut {cut}");
+        }
+        if let Some(outcome) = ended {
+            assert_eq!(outcome.unwrap(), 3, "{function}: the third attempt");
+            assert!(
+                cut >= 6,
+                "{function}: three attempts and two waits take more than {cut} polls"
+            );
+            return;
+        }
+    }
+    panic!("{function}: no call ended within 100 polls");
+}
+
+#[test]
+fn a_lazy_call_dropped_after_any_poll_is_counted_once_and_keeps_nothing() {
+    cut_after_every_poll("lazy", lazy, Some(&LAZY_TOKENS), None);
+}
+
+/// The subscriber is this thread's, but once one was set every call of
+/// this file may make spans: the other tests hold on both paths.
+#[test]
+fn a_traced_call_dropped_after_any_poll_is_counted_once_and_keeps_nothing() {
+    tracing::subscriber::with_default(tracing_subscriber::registry(), || {
+        cut_after_every_poll("traced", traced, Some(&TRACED_TOKENS), None);
+    });
+}
+
+#[test]
+fn a_call_with_a_hook_dropped_after_any_poll_is_counted_once_and_keeps_nothing() {
+    cut_after_every_poll("hooked", hooked, Some(&HOOKED_TOKENS), None);
+}
+
+#[test]
+fn a_call_under_a_limit_dropped_after_any_poll_gives_its_permit_back() {
+    cut_after_every_poll(
+        "limited",
+        limited,
+        Some(&LIMITED_TOKENS),
+        Some(&ONE_AT_A_TIME),
+    );
+}
+
+#[test]
+fn a_timed_call_dropped_after_any_poll_is_counted_once() {
+    cut_after_every_poll("timed", timed, None, None);
+}
+
+#[test]
+fn a_call_with_a_deadline_dropped_after_any_poll_is_counted_once() {
+    cut_after_every_poll("bounded", bounded, None, None);
 }

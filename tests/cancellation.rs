@@ -130,6 +130,22 @@ async fn traced() -> io::Result<u32> {
     third_time_lucky().await
 }
 
+static TIMER_TOKENS: RetryBudget = RetryBudget::new(1.0, 0, Duration::from_secs(600));
+static TRACED_TIMER_TOKENS: RetryBudget = RetryBudget::new(1.0, 0, Duration::from_secs(600));
+
+/// As `lazy`, waiting on tokio's timer: each attempt after the first waits
+/// out its delay before it runs.
+#[retry(max = 3, backoff = fixed(1ms), budget = TIMER_TOKENS)]
+async fn on_the_timer() -> io::Result<u32> {
+    third_time_lucky().await
+}
+
+/// As `on_the_timer`, run under a subscriber.
+#[retry(max = 3, backoff = fixed(1ms), budget = TRACED_TIMER_TOKENS)]
+async fn traced_on_the_timer() -> io::Result<u32> {
+    third_time_lucky().await
+}
+
 /// A hook: the call is built as it starts.
 #[retry(max = 3, backoff = fixed(1ms), sleep = one_poll, budget = HOOKED_TOKENS, on_retry = noted)]
 async fn hooked() -> io::Result<u32> {
@@ -171,6 +187,36 @@ fn cut_after_every_poll<F: Future<Output = io::Result<u32>>>(
     budget: Option<&RetryBudget>,
     limit: Option<&ConcurrencyLimit>,
 ) {
+    cut_after_every_poll_with(function, call, budget, limit, &|| {});
+}
+
+/// As [`cut_after_every_poll`], for a function that waits on tokio's
+/// timer: polled in a runtime whose paused clock moves a millisecond (each
+/// wait's length) after every poll that is pending.
+fn cut_after_every_poll_on_tokio<F: Future<Output = io::Result<u32>>>(
+    function: &str,
+    call: fn() -> F,
+    budget: Option<&RetryBudget>,
+) {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .start_paused(true)
+        .build()
+        .unwrap();
+    let _in_runtime = runtime.enter();
+    cut_after_every_poll_with(function, call, budget, None, &|| {
+        runtime.block_on(tokio::time::advance(Duration::from_millis(1)));
+    });
+}
+
+/// The loop of both: `tick` runs after each poll that is pending.
+fn cut_after_every_poll_with<F: Future<Output = io::Result<u32>>>(
+    function: &str,
+    call: fn() -> F,
+    budget: Option<&RetryBudget>,
+    limit: Option<&ConcurrencyLimit>,
+    tick: &dyn Fn(),
+) {
     // Tokens for every retry, so that the budget never refuses one.
     if let Some(budget) = budget {
         for _ in 0..100 {
@@ -190,6 +236,7 @@ fn cut_after_every_poll<F: Future<Output = io::Result<u32>>>(
                 break;
             }
             assert!(reattempt::attempt().is_none(), "{function}: between polls");
+            tick();
         }
         drop(future);
         assert!(reattempt::attempt().is_none(), "{function}: after the drop");
@@ -247,6 +294,22 @@ fn a_lazy_call_dropped_after_any_poll_is_counted_once_and_keeps_nothing() {
 fn a_traced_call_dropped_after_any_poll_is_counted_once_and_keeps_nothing() {
     tracing::subscriber::with_default(tracing_subscriber::registry(), || {
         cut_after_every_poll("traced", traced, Some(&TRACED_TOKENS), None);
+    });
+}
+
+#[test]
+fn a_call_waiting_on_the_timer_dropped_after_any_poll_is_counted_once_and_keeps_nothing() {
+    cut_after_every_poll_on_tokio("on_the_timer", on_the_timer, Some(&TIMER_TOKENS));
+}
+
+#[test]
+fn a_traced_call_waiting_on_the_timer_dropped_after_any_poll_is_counted_once_and_keeps_nothing() {
+    tracing::subscriber::with_default(tracing_subscriber::registry(), || {
+        cut_after_every_poll_on_tokio(
+            "traced_on_the_timer",
+            traced_on_the_timer,
+            Some(&TRACED_TIMER_TOKENS),
+        );
     });
 }
 

@@ -38,6 +38,8 @@ struct SpanSeen {
     parent: Option<u64>,
     /// `retry.attempt`, or `retry.attempts` once recorded.
     numbers: HashMap<&'static str, i64>,
+    /// When it was made, on tokio's clock (paused, where a test pauses it).
+    opened: Option<tokio::time::Instant>,
 }
 
 #[derive(Debug, Default)]
@@ -69,6 +71,7 @@ impl<S: Subscriber + for<'a> LookupSpan<'a>> Layer<S> for Recorder {
         let mut seen = SpanSeen {
             name: attrs.metadata().name(),
             parent,
+            opened: Some(tokio::time::Instant::now()),
             ..SpanSeen::default()
         };
         attrs.record(&mut Numbers(&mut seen.numbers));
@@ -195,6 +198,39 @@ fn an_async_call_that_succeeds_at_once_has_one_attempt_span() {
     assert_one_attempt(&recorded(|| {
         assert_eq!(block_on(flaky_async(&Cell::new(0))).unwrap(), 7);
     }));
+}
+
+/// Fails once, then waits a second on tokio's timer before its retry.
+#[retry(max = 2, backoff = fixed(1s))]
+async fn waits_a_second(failures: &Cell<u32>) -> io::Result<u32> {
+    if failures.get() > 0 {
+        failures.set(failures.get() - 1);
+        return Err(io::ErrorKind::ConnectionReset.into());
+    }
+    Ok(7)
+}
+
+/// An attempt's span opens when the attempt runs, after its wait: it does
+/// not hold the wait.
+#[test]
+fn the_span_of_an_async_retry_opens_after_its_wait() {
+    let seen = recorded(|| {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .start_paused(true)
+            .build()
+            .unwrap();
+        let failures = Cell::new(1);
+        assert_eq!(runtime.block_on(waits_a_second(&failures)).unwrap(), 7);
+    });
+    let (_, attempts_recorded, attempts) = call_and_attempts(&seen);
+    assert_eq!(attempts_recorded, Some(2));
+    let opened = |id: u64| seen.spans[&id].opened.unwrap();
+    let gap = opened(attempts[1].1) - opened(attempts[0].1);
+    assert!(
+        gap >= Duration::from_secs(1),
+        "the second attempt's span opened {gap:?} after the first's"
+    );
 }
 
 /// Fails while `failures` lasts, then panics if `panic` is set.

@@ -40,10 +40,14 @@ mod failure;
 mod failure_state;
 mod first;
 mod lazy;
+#[cfg(feature = "tokio")]
+mod next;
 
 pub use failure_state::{Boxed, FailureState, Inline, Slot};
 pub use first::run_sync;
 pub use lazy::LazyCall;
+#[cfg(feature = "tokio")]
+pub use next::Next;
 
 /// The names and values of the arguments in `fields(..)`, for records.
 pub type FieldVisitor<'v> = &'v mut dyn FnMut(&'static str, &dyn fmt::Debug);
@@ -600,6 +604,12 @@ impl<'p, B: Backoff, C: Clock, S: Slot> Call<'p, B, C, S> {
         if delay.is_zero() {
             return crate::wait::Wait::new(None);
         }
+        crate::wait::Wait::new(Some(self.set_timer(delay)))
+    }
+
+    /// The call's timer, set to fire after `delay`.
+    #[cfg(feature = "tokio")]
+    fn set_timer(&mut self, delay: Duration) -> Pin<&mut tokio::time::Sleep> {
         let now = tokio::time::Instant::now();
         // A delay past what an `Instant` can hold (a `Duration::MAX`
         // backoff or server delay) is a wait for ever: thirty years, as
@@ -609,10 +619,50 @@ impl<'p, B: Backoff, C: Clock, S: Slot> Call<'p, B, C, S> {
             .unwrap_or_else(|| now + Duration::from_secs(30 * 365 * 86_400));
         let timer = &mut self.failures().timer;
         match timer {
-            Some(timer) => timer.as_mut().reset(deadline),
-            None => *timer = Some(Box::pin(tokio::time::sleep_until(deadline))),
+            Some(timer) => {
+                timer.as_mut().reset(deadline);
+                timer.as_mut()
+            }
+            None => timer
+                .insert(Box::pin(tokio::time::sleep_until(deadline)))
+                .as_mut(),
         }
-        crate::wait::Wait::new(timer.as_mut().map(Pin::as_mut))
+    }
+
+    /// Sets the wait that the next attempt of a [`LazyCall`] waits out
+    /// before it runs ([`Next`]); a zero delay sets none.
+    #[cfg(feature = "tokio")]
+    #[inline(never)]
+    fn wait_before_next(&mut self, delay: Duration) {
+        if !delay.is_zero() {
+            self.set_timer(delay);
+            self.failures().waiting = true;
+        }
+    }
+
+    /// What comes before each poll of an attempt of a [`LazyCall`]'s
+    /// built call ([`Next`]): the wait its retry set, then its span. Out of
+    /// line, as only a retry or a traced call reaches it.
+    #[cfg(feature = "tokio")]
+    #[inline(never)]
+    fn before_attempt(&mut self, cx: &mut core::task::Context<'_>) -> Poll<()> {
+        if self
+            .failures
+            .peek()
+            .is_some_and(|failures| failures.waiting)
+        {
+            let failures = self.failures();
+            if let Some(timer) = &mut failures.timer
+                && timer.as_mut().poll(cx).is_pending()
+            {
+                return Poll::Pending;
+            }
+            failures.waiting = false;
+        }
+        if self.spans.as_deref().is_some_and(|spans| !spans.is_open()) {
+            self.begin_attempt();
+        }
+        Poll::Ready(())
     }
 
     /// What hooks see: before an attempt (`outcome` is `None`) or after it.

@@ -549,11 +549,22 @@ impl<K: HasFrame, F: Future> Future for Scoped<'_, K, F> {
             let this = self.get_unchecked_mut();
             (this.call, Pin::new_unchecked(&mut this.future))
         };
-        call.starts();
-        let _span = InSpan::enter(call.span());
-        let _entered = call.frame().entered();
-        future.poll(cx)
+        poll_in(call, future, cx)
     }
+}
+
+/// Polls an attempt's `future` as one of `call`'s: counted as started,
+/// in the attempt's span, and seen by [`attempt()`].
+#[inline]
+pub(crate) fn poll_in<K: HasFrame, F: Future>(
+    call: &K,
+    future: Pin<&mut F>,
+    cx: &mut Context<'_>,
+) -> Poll<F::Output> {
+    call.starts();
+    let _span = InSpan::enter(call.span());
+    let _entered = call.frame().entered();
+    future.poll(cx)
 }
 
 /// Where an attempt stands with the call's concurrency limit.

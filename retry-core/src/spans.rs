@@ -26,6 +26,9 @@ use crate::stats::Site;
 pub(crate) struct Spans {
     call: Span,
     attempt: Span,
+    /// Whether an attempt's span was opened and not yet closed (its span
+    /// may be disabled, so `attempt` does not tell).
+    open: bool,
 }
 
 /// The spans of a call of `site`'s function, or `None` when nobody
@@ -68,6 +71,7 @@ fn start_spans(site: &'static Site) -> Option<Box<Spans>> {
     Some(Box::new(Spans {
         call,
         attempt: Span::none(),
+        open: false,
     }))
 }
 
@@ -75,6 +79,7 @@ impl Spans {
     /// Opens the span of attempt `number`; `http` when an earlier attempt
     /// of the call had an HTTP outcome, so that this one is a resend.
     pub(crate) fn begin(&mut self, number: u32, http: bool) {
+        self.open = true;
         self.attempt = tracing::info_span!(
             target: "reattempt",
             parent: &self.call,
@@ -126,7 +131,14 @@ impl Spans {
 
     /// The attempt is over: its span closes.
     pub(crate) fn end(&mut self) {
+        self.open = false;
         self.attempt = Span::none();
+    }
+
+    /// Whether the span of the attempt about to run is open yet.
+    #[cfg(feature = "tokio")]
+    pub(crate) fn is_open(&self) -> bool {
+        self.open
     }
 
     /// The call ended after `attempts` attempts.

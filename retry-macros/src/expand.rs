@@ -16,24 +16,42 @@
 //!     static __RETRY_POLICY: Policy<Fixed> = Policy::new(Fixed::new(200ms)).max_attempts(3);
 //!     let mut __retry_call = LazyCall::new(&__RETRY_POLICY, &__RETRY_SITE, async_clock());
 //!     loop {
-//!         let __retry_delay = {
-//!             let __retry_out = __retry_call
-//!                 .scoped(attempt::<Result<String, Error>, _>(async { body }))
-//!                 .await;
-//!             match __retry_call.decide(&__RETRY_POLICY, &__retry_out, classify, describe, judge, span, fields) {
-//!                 Decision::Retry(delay) => delay,
-//!                 _ => return __retry_out,
-//!             }
-//!         };
-//!         wait(&mut __retry_call, __retry_delay).await;
+//!         let __retry_out = __retry_call
+//!             .next(attempt::<Result<String, Error>, _>(async { body }))
+//!             .await;
+//!         if !__retry_call.retries(&__RETRY_POLICY, &__retry_out, classify, describe, judge, span, fields) {
+//!             return __retry_out;
+//!         }
 //!     }
 //! }
 //! ```
 //!
-//! `LazyCall` builds the call state at the first failure. A function whose
+//! `LazyCall` builds the call state at the first failure, and each attempt
+//! made by `next` waits out the delay its retry decided before it runs, so
+//! the loop has one await: each await is a state of the function's future
+//! that rustc lays out and checks in every function.
+//!
+//! Elsewhere the loop waits on its own, after each retry's decision:
+//!
+//! ```text
+//! loop {
+//!     __retry_call.begin_attempt();
+//!     let __retry_delay = {
+//!         let __retry_out = __retry_call.scoped(pin!(attempt::<..>(async { body }))).await;
+//!         match __retry_call.decide(..) {
+//!             Decision::Retry(delay) => delay,
+//!             _ => return __retry_out,
+//!         }
+//!     };
+//!     wait(&mut __retry_call, __retry_delay).await;
+//! }
+//! ```
+//!
+//! So does a `LazyCall` with `sleep = ..`, whose waits are the user's
+//! futures (it holds its attempt by value: `scoped(..)`). A function whose
 //! loop runs something of the user's (a hook, say), holds a permit or cuts
-//! its attempts with a timer builds it at once, with `Call::new`, which has
-//! the methods that loop calls, and pins each attempt in place
+//! its attempts with a timer builds its call at once, with `Call::new`,
+//! which has the methods that loop calls, and pins each attempt in place
 //! (`scoped(pin!(..))`), so that the permit's and the timer's wrappers can
 //! hold it by reference.
 //!
@@ -149,6 +167,7 @@ pub fn expand(mut args: Args, function: Function) -> syn::Result<TokenStream> {
         named,
         is_async,
         lazy,
+        waits_in_next: lazy && args.sleep.is_none(),
         classify: classifier(&args, &private, error_span, external_api),
         policy: policy_ref,
     };
@@ -254,6 +273,10 @@ struct Parts<'a> {
     /// Whether an async function's call is a `LazyCall`, which holds the
     /// attempt's future in the `Scoped` that polls it.
     lazy: bool,
+    /// Whether a `LazyCall` waits on tokio's timer (no `sleep = ..`): each
+    /// attempt, made by `next`, then waits out its retry's delay first, and
+    /// the loop has one await.
+    waits_in_next: bool,
     classify: TokenStream,
     /// The call's policy, as `scope` and `decide` take it.
     policy: TokenStream,
@@ -271,8 +294,22 @@ impl Parts<'_> {
         } = self;
         let fallible = self.fallible(args);
         let judge = self.judge(args);
-        let decide = Ident::new("decide", self.return_span);
         let borrowed = quote_spanned!(self.return_span=> &#outcome);
+        if self.waits_in_next {
+            // Nothing of the user's runs in this loop (`lazy_call`), and
+            // each attempt waits out its retry's delay itself.
+            let retries = Ident::new("retries", self.return_span);
+            return code! {
+                loop {
+                    let #outcome = #attempt;
+                    #fallible
+                    if !__retry_call.#retries(#policy, #borrowed, #judge) {
+                        return #outcome;
+                    }
+                }
+            };
+        }
+        let decide = Ident::new("decide", self.return_span);
         let before = self.hook(&args.hooks.before, false);
         let after = self.hook(&args.hooks.after, true);
         let on_retry = self.hook(&args.hooks.on_retry, true);
@@ -407,7 +444,9 @@ impl Parts<'_> {
         };
         // A `Call`'s attempt may be wrapped further (a permit, a timer),
         // which needs it `Unpin`: pinned in place, and polled by reference.
-        let scoped = if self.lazy {
+        let scoped = if self.waits_in_next {
+            code!(__retry_call.next(#future))
+        } else if self.lazy {
             code!(__retry_call.scoped(#future))
         } else {
             code!(__retry_call.scoped(::core::pin::pin!(#future)))

@@ -155,6 +155,8 @@ fn give_back(mut state: Box<FailureState>) {
         history,
         #[cfg(feature = "tokio")]
         timer,
+        #[cfg(feature = "tokio")]
+        waiting,
     } = &mut *state;
     *skipped = Duration::ZERO;
     *rng = None;
@@ -165,6 +167,10 @@ fn give_back(mut state: Box<FailureState>) {
     #[cfg(feature = "tokio")]
     if timer.is_some() {
         *timer = None;
+    }
+    #[cfg(feature = "tokio")]
+    {
+        *waiting = false;
     }
     // A spare already there is freed: one is kept, the newer.
     let _ = SPARE.try_with(|spare| spare.set(Some(state)));
@@ -187,6 +193,10 @@ pub struct FailureState {
     /// reset for the next ones.
     #[cfg(feature = "tokio")]
     pub(super) timer: Option<Pin<Box<tokio::time::Sleep>>>,
+    /// Whether the next attempt of a [`LazyCall`](super::LazyCall) waits
+    /// on `timer` first ([`Next`](super::Next)).
+    #[cfg(feature = "tokio")]
+    pub(super) waiting: bool,
 }
 
 impl FailureState {
@@ -204,6 +214,8 @@ impl FailureState {
             history,
             #[cfg(feature = "tokio")]
             timer,
+            #[cfg(feature = "tokio")]
+                waiting: _,
         } = self;
         #[cfg(feature = "tokio")]
         if timer.is_some() {
@@ -245,6 +257,8 @@ mod tests {
             history: Vec::with_capacity(4),
             #[cfg(feature = "tokio")]
             timer: None,
+            #[cfg(feature = "tokio")]
+            waiting: true,
         });
         used.history.push(AttemptRecord {
             attempt: 1,

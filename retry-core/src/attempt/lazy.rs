@@ -31,7 +31,12 @@ use crate::stats::Site;
 /// `async fn` whose loop holds nothing of the user's (no hook, `if_result`,
 /// `on = |e| ..` closure, `fields(..)`, `limit`, `classic` breaker,
 /// `attempt_timeout` or `deadline`); it has the methods of a [`Call`] that
-/// such a loop calls.
+/// such a loop calls, and, where the loop waits on tokio's timer, [`next`]
+/// and [`retries`], whose attempts wait out their retry's delay before
+/// they run.
+///
+/// [`next`]: LazyCall::next
+/// [`retries`]: LazyCall::retries
 ///
 /// ```
 /// use reattempt_core::stats::Site;
@@ -61,11 +66,11 @@ use crate::stats::Site;
 pub struct LazyCall<'p, B, C> {
     /// Dropped by `Drop`: a built call out of line, so that the drop of a
     /// call that ended on its first attempt is inline and small.
-    state: ManuallyDrop<State<'p, B, C>>,
+    pub(super) state: ManuallyDrop<State<'p, B, C>>,
 }
 
 #[derive(Debug)]
-enum State<'p, B, C> {
+pub(super) enum State<'p, B, C> {
     /// The first attempt, before any failure.
     First(First<C>),
     /// The call, after a failure or from the start.
@@ -76,7 +81,7 @@ enum State<'p, B, C> {
 /// clock the call will be built with, and whether the attempt's success
 /// ended the call.
 #[derive(Debug)]
-struct First<C> {
+pub(super) struct First<C> {
     frame: Frame,
     /// Read at the start only for a deadline or the duration metric.
     started: Option<Instant>,
@@ -232,6 +237,70 @@ impl<'p, B: Backoff, C: Clock + Copy> LazyCall<'p, B, C> {
             State::Built(call) => call,
             State::First(_) => unreachable!("built above"),
         }
+    }
+
+    /// The next attempt: the first, or the one a retry decided by
+    /// [`retries`](Self::retries), which waits out the retry's delay
+    /// before it runs.
+    #[cfg(feature = "tokio")]
+    #[inline]
+    pub fn next<F: Future>(&mut self, attempt: F) -> super::Next<'_, 'p, B, C, F> {
+        super::Next::new(self, attempt)
+    }
+
+    /// Without the `tokio` feature an async function needs `sleep = ...`.
+    #[cfg(not(feature = "tokio"))]
+    pub fn next<F>(
+        &mut self,
+        _attempt: F,
+    ) -> crate::__private::EnableTheTokioFeatureOrPassSleepToRetry {
+        crate::__private::EnableTheTokioFeatureOrPassSleepToRetry
+    }
+
+    /// Decides as [`decide`](Self::decide) does, and whether the call goes
+    /// on: for a retry, the next attempt ([`next`](Self::next)) waits out
+    /// its delay on tokio's timer before it runs.
+    #[inline]
+    #[allow(clippy::too_many_arguments)]
+    pub fn retries<R, F, D, V, L, A>(
+        &mut self,
+        policy: &'p Policy<B>,
+        outcome: &R,
+        classify: F,
+        describe: D,
+        judge_value: V,
+        span: L,
+        fields: A,
+    ) -> bool
+    where
+        R: Outcome + ?Sized,
+        F: Fn(&R::Error) -> Classification,
+        D: Fn(&R::Error, &mut fmt::Formatter<'_>) -> fmt::Result,
+        V: JudgeValue<R::Value>,
+        L: Fn() -> Span,
+        A: Fn(FieldVisitor<'_>),
+    {
+        let Decision::Retry(delay) = self.decide(
+            policy,
+            outcome,
+            classify,
+            describe,
+            judge_value,
+            span,
+            fields,
+        ) else {
+            return false;
+        };
+        // Only a retry waits, and deciding one built the call.
+        #[cfg(feature = "tokio")]
+        if let State::Built(call) = &mut *self.state {
+            call.wait_before_next(delay);
+        }
+        // Without tokio no function that calls this compiles: its `next`
+        // is not a future.
+        #[cfg(not(feature = "tokio"))]
+        let _ = delay;
+        true
     }
 
     /// Waits `delay` on tokio's timer, as [`Call::wait`] does.

@@ -19,7 +19,7 @@
 //!         let __retry_out = __retry_call
 //!             .next(attempt::<Result<String, Error>, _>(async { body }))
 //!             .await;
-//!         if !__retry_call.retries(&__RETRY_POLICY, &__retry_out, classify, describe, judge, span, fields) {
+//!         if !__retry_call.retries(&__RETRY_POLICY, &__retry_out, classify, describe, judge) {
 //!             return __retry_out;
 //!         }
 //!     }
@@ -293,22 +293,26 @@ impl Parts<'_> {
             ..
         } = self;
         let fallible = self.fallible(args);
-        let judge = self.judge(args);
         let borrowed = quote_spanned!(self.return_span=> &#outcome);
         if self.waits_in_next {
-            // Nothing of the user's runs in this loop (`lazy_call`), and
-            // each attempt waits out its retry's delay itself.
+            // Nothing of the user's runs in this loop, nor `fields(..)`
+            // (`lazy_call`), and each attempt waits out its retry's delay
+            // itself.
             let retries = Ident::new("retries", self.return_span);
+            let classify = &self.classify;
+            let describe = self.describe();
+            let judge_value = self.judge_value(args, Source::Outcome);
             return code! {
                 loop {
                     let #outcome = #attempt;
                     #fallible
-                    if !__retry_call.#retries(#policy, #borrowed, #judge) {
+                    if !__retry_call.#retries(#policy, #borrowed, #classify, #describe, #judge_value) {
                         return #outcome;
                     }
                 }
             };
         }
+        let judge = self.judge(args);
         let decide = Ident::new("decide", self.return_span);
         let before = self.hook(&args.hooks.before, false);
         let after = self.hook(&args.hooks.after, true);

@@ -254,6 +254,11 @@ async fn x_should_retry_true_on_a_409_is_retried() {
 /// the server's word.
 #[retry(max = 4, backoff = exp(base = 100ms))]
 async fn text(client: &reqwest::Client, url: &str) -> reqwest::Result<String> {
+    text_once(client, url).await
+}
+
+/// One attempt of [`text`].
+async fn text_once(client: &reqwest::Client, url: &str) -> reqwest::Result<String> {
     use reattempt::reqwest::ErrorForStatus as _;
     client
         .get(url)
@@ -558,16 +563,7 @@ fn text_blocking(
     client: &reqwest::Client,
     url: &str,
 ) -> reqwest::Result<String> {
-    use reattempt::reqwest::ErrorForStatus as _;
-    runtime.block_on(async {
-        client
-            .get(url)
-            .send()
-            .await?
-            .error_for_status_with_pushback()?
-            .text()
-            .await
-    })
+    runtime.block_on(text_once(client, url))
 }
 
 /// Untraced first: the first attempt runs before any call state is built,

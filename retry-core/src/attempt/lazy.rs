@@ -15,7 +15,7 @@ use tracing::Span;
 
 use super::failure_state::Boxed;
 use super::first::{first_succeeded, succeeded};
-use super::{Call, Decision, FieldVisitor, starts};
+use super::{Call, Decision, FieldVisitor, no_fields, no_span, starts};
 use crate::backoff::Backoff;
 use crate::class::Classification;
 use crate::clock::Clock;
@@ -257,38 +257,35 @@ impl<'p, B: Backoff, C: Clock + Copy> LazyCall<'p, B, C> {
         crate::__private::EnableTheTokioFeatureOrPassSleepToRetry
     }
 
-    /// Decides as [`decide`](Self::decide) does, and whether the call goes
-    /// on: for a retry, the next attempt ([`next`](Self::next)) waits out
-    /// its delay on tokio's timer before it runs.
+    /// Decides as [`decide`](Self::decide) does, for a function without
+    /// `fields(..)` (a `LazyCall`'s), and whether the call goes on: for a
+    /// retry, the next attempt ([`next`](Self::next)) waits out its delay
+    /// on tokio's timer before it runs.
     #[inline]
-    #[allow(clippy::too_many_arguments)]
-    pub fn retries<R, F, D, V, L, A>(
+    pub fn retries<R, F, D, V>(
         &mut self,
         policy: &'p Policy<B>,
         outcome: &R,
         classify: F,
         describe: D,
         judge_value: V,
-        span: L,
-        fields: A,
     ) -> bool
     where
         R: Outcome + ?Sized,
         F: Fn(&R::Error) -> Classification,
         D: Fn(&R::Error, &mut fmt::Formatter<'_>) -> fmt::Result,
         V: JudgeValue<R::Value>,
-        L: Fn() -> Span,
-        A: Fn(FieldVisitor<'_>),
     {
-        let Decision::Retry(delay) = self.decide(
+        let decision = self.decide(
             policy,
             outcome,
             classify,
             describe,
             judge_value,
-            span,
-            fields,
-        ) else {
+            no_span,
+            no_fields,
+        );
+        let Decision::Retry(delay) = decision else {
             return false;
         };
         // Only a retry waits, and deciding one built the call.

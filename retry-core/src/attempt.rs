@@ -617,7 +617,7 @@ impl<'p, B: Backoff, C: Clock, S: Slot> Call<'p, B, C, S> {
         let deadline = now
             .checked_add(delay)
             .unwrap_or_else(|| now + Duration::from_secs(30 * 365 * 86_400));
-        let timer = &mut self.failures().timer;
+        let timer = &mut self.failures().timer.sleep;
         match timer {
             Some(timer) => {
                 timer.as_mut().reset(deadline);
@@ -636,7 +636,7 @@ impl<'p, B: Backoff, C: Clock, S: Slot> Call<'p, B, C, S> {
     fn wait_before_next(&mut self, delay: Duration) {
         if !delay.is_zero() {
             self.set_timer(delay);
-            self.failures().waiting = true;
+            self.failures().timer.waiting = true;
         }
     }
 
@@ -649,15 +649,15 @@ impl<'p, B: Backoff, C: Clock, S: Slot> Call<'p, B, C, S> {
         if self
             .failures
             .peek()
-            .is_some_and(|failures| failures.waiting)
+            .is_some_and(|failures| failures.timer.waiting)
         {
-            let failures = self.failures();
-            if let Some(timer) = &mut failures.timer
-                && timer.as_mut().poll(cx).is_pending()
+            let timer = &mut self.failures().timer;
+            if let Some(sleep) = &mut timer.sleep
+                && sleep.as_mut().poll(cx).is_pending()
             {
                 return Poll::Pending;
             }
-            failures.waiting = false;
+            timer.waiting = false;
         }
         if self.spans.as_deref().is_some_and(|spans| !spans.is_open()) {
             self.begin_attempt();

@@ -155,8 +155,6 @@ fn give_back(mut state: Box<FailureState>) {
         history,
         #[cfg(feature = "tokio")]
         timer,
-        #[cfg(feature = "tokio")]
-        waiting,
     } = &mut *state;
     *skipped = Duration::ZERO;
     *rng = None;
@@ -165,12 +163,8 @@ fn give_back(mut state: Box<FailureState>) {
     *gave_up = None;
     history.clear();
     #[cfg(feature = "tokio")]
-    if timer.is_some() {
-        *timer = None;
-    }
-    #[cfg(feature = "tokio")]
-    {
-        *waiting = false;
+    if timer.sleep.is_some() || timer.waiting {
+        *timer = Timer::default();
     }
     // A spare already there is freed: one is kept, the newer.
     let _ = SPARE.try_with(|spare| spare.set(Some(state)));
@@ -189,13 +183,19 @@ pub struct FailureState {
     pub(super) gave_up: Option<GiveUp>,
     /// Kept only when there is a dead-letter sink to give it to.
     pub(super) history: Vec<AttemptRecord>,
-    /// The timer of the default async sleep, made at the first wait and
-    /// reset for the next ones.
+    /// The timer of the default async sleep.
     #[cfg(feature = "tokio")]
-    pub(super) timer: Option<Pin<Box<tokio::time::Sleep>>>,
+    pub(super) timer: Timer,
+}
+
+/// The timer of the default async sleep, and whether an attempt waits on it.
+#[cfg(feature = "tokio")]
+#[derive(Debug, Default)]
+pub(super) struct Timer {
+    /// Made at the first wait and reset for the next ones.
+    pub(super) sleep: Option<Pin<Box<tokio::time::Sleep>>>,
     /// Whether the next attempt of a [`LazyCall`](super::LazyCall) waits
-    /// on `timer` first ([`Next`](super::Next)).
-    #[cfg(feature = "tokio")]
+    /// on `sleep` first ([`Next`](super::Next)).
     pub(super) waiting: bool,
 }
 
@@ -214,11 +214,9 @@ impl FailureState {
             history,
             #[cfg(feature = "tokio")]
             timer,
-            #[cfg(feature = "tokio")]
-                waiting: _,
         } = self;
         #[cfg(feature = "tokio")]
-        if timer.is_some() {
+        if timer.sleep.is_some() {
             return true;
         }
         history.capacity() != 0
@@ -256,9 +254,10 @@ mod tests {
             gave_up: Some(GiveUp::Exhausted),
             history: Vec::with_capacity(4),
             #[cfg(feature = "tokio")]
-            timer: None,
-            #[cfg(feature = "tokio")]
-            waiting: true,
+            timer: Timer {
+                sleep: None,
+                waiting: true,
+            },
         });
         used.history.push(AttemptRecord {
             attempt: 1,
@@ -274,7 +273,7 @@ mod tests {
             .unwrap();
         #[cfg(feature = "tokio")]
         runtime.block_on(async {
-            used.timer = Some(Box::pin(tokio::time::sleep(Duration::from_secs(1))));
+            used.timer.sleep = Some(Box::pin(tokio::time::sleep(Duration::from_secs(1))));
         });
         let address = core::ptr::from_ref::<FailureState>(&used);
         give_back(used);

@@ -162,8 +162,9 @@ fn give_back(mut state: Box<FailureState>) {
     *last_delay = None;
     *gave_up = None;
     history.clear();
+    // Only a timer that was set can be waited on.
     #[cfg(feature = "tokio")]
-    if timer.sleep.is_some() || timer.waiting {
+    if timer.sleep.is_some() {
         *timer = Timer::default();
     }
     // A spare already there is freed: one is kept, the newer.

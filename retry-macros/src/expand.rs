@@ -13,13 +13,14 @@
 //! ```text
 //! async fn fetch(url: &str) -> Result<String, Error> {
 //!     static __RETRY_SITE: Site = Site::new(concat!(module_path!(), "::fetch"));
-//!     static __RETRY_POLICY: Policy<Fixed> = Policy::new(Fixed::new(200ms)).max_attempts(3);
-//!     let mut __retry_call = LazyCall::new(&__RETRY_POLICY, &__RETRY_SITE, async_clock());
+//!     let mut __retry_call = LazyCall::new(
+//!         ConstPolicy::<FixedOf<200000000>, 3>::REF, &__RETRY_SITE, async_clock(),
+//!     );
 //!     loop {
 //!         let __retry_out = __retry_call
 //!             .next(attempt::<Result<String, Error>, _>(async { body }))
 //!             .await;
-//!         if !__retry_call.retries(&__RETRY_POLICY, &__retry_out, classify, describe, judge) {
+//!         if !__retry_call.retries(ConstPolicy::<..>::REF, &__retry_out, classify, describe, judge) {
 //!             return __retry_out;
 //!         }
 //!     }
@@ -71,9 +72,11 @@
 //! __retry_out
 //! ```
 //!
-//! There, a policy made only of literals and without shared state is not a
-//! `static` of the function's own but a constant of the core's
-//! `ConstPolicy`, named by its values (`const_policy`).
+//! There, and in the `LazyCall` loop above, a policy made only of literals
+//! and without shared state is not a `static` of the function's own but a
+//! constant of the core's `ConstPolicy`, named by its values
+//! (`const_policy`). Other loops name their policy at each step, as a
+//! `static __RETRY_POLICY: Policy<..>`.
 //!
 //! The body's tokens appear exactly once.
 
@@ -167,7 +170,7 @@ pub fn expand(mut args: Args, function: Function) -> syn::Result<TokenStream> {
         named,
         is_async,
         lazy,
-        waits_in_next: lazy && args.sleep.is_none(),
+        waits_in_next: waits_in_next(&args, is_async),
         classify: classifier(&args, &private, error_span, external_api),
         policy: policy_ref,
     };
@@ -604,12 +607,13 @@ fn prelude(args: &Args, fn_name: &Ident, private: &Ident, is_async: bool, early:
     };
     let dynamic = args.policy.as_ref().map(|(_, expr)| expr);
     // A policy of literals without shared state is a type's constant where
-    // the expansion names it once: a sync function's early first attempt.
-    // A loop names its policy again at each decision, and named so, the
-    // constant cost an async function's release build more than a `static`
-    // does (112.7 against 111.6 million instructions).
+    // the expansion names it at most twice: a sync function's early first
+    // attempt, and the loop of a `LazyCall` that waits in `next` (its call
+    // and its decision). A loop that names it at each step keeps a
+    // `static`: there the constant cost an async function's release build
+    // more (112.7 against 111.6 million instructions, before `next`).
     let named = match dynamic {
-        None if early => const_policy::named(args, private),
+        None if early || waits_in_next(args, is_async) => const_policy::named(args, private),
         _ => None,
     };
     let (policy, policy_ref, is_static) = match named {
@@ -826,6 +830,13 @@ fn first_attempt_early(args: &Args) -> bool {
 /// timer cuts its attempts, the loop needs only the methods `LazyCall` has.
 fn lazy_call(args: &Args) -> bool {
     first_attempt_early(args) && args.deadline.is_none() && args.attempt_timeout.is_none()
+}
+
+/// Whether an async function's attempts, made by `LazyCall::next`, wait
+/// out their retries' delays themselves: a `LazyCall` on tokio's timer (no
+/// `sleep = ..`, whose waits are the user's futures).
+fn waits_in_next(args: &Args, is_async: bool) -> bool {
+    is_async && lazy_call(args) && args.sleep.is_none()
 }
 
 /// A `backoff` argument as code.

@@ -58,6 +58,8 @@ pub mod reqwest {
 #[path = "private.rs"]
 pub mod __private;
 
+#[cfg(feature = "tokio")]
+pub use attempt::Next;
 pub use attempt::{Boxed, Call, Decision, FailureState, FieldVisitor, Inline, LazyCall, Slot};
 pub use breaker::{BreakerOpen, RetryBreaker};
 pub use budget::RetryBudget;

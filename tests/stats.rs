@@ -306,3 +306,45 @@ async fn what_the_time_of_a_retried_call_covers() {
         assert_eq!(time(name), Duration::from_secs(7), "{name}");
     }
 }
+
+fn slow_sync_attempt(calls: &AtomicU32) -> io::Result<()> {
+    std::thread::sleep(Duration::from_millis(30));
+    match calls.fetch_add(1, Ordering::Relaxed) {
+        0 => Err(ErrorKind::ConnectionReset.into()),
+        _ => Ok(()),
+    }
+}
+
+#[retry(max = 3, backoff = fixed(20ms))]
+fn sync_slow_then_fine(calls: &AtomicU32) -> io::Result<()> {
+    slow_sync_attempt(calls)
+}
+
+#[retry(max = 3, backoff = fixed(20ms), deadline = 1m)]
+fn sync_slow_then_fine_with_deadline(calls: &AtomicU32) -> io::Result<()> {
+    slow_sync_attempt(calls)
+}
+
+/// A sync call is timed on the system's monotonic clock: what it reports
+/// is at least the waits and attempts it covers, and at most the time the
+/// caller saw pass.
+#[test]
+fn the_time_of_a_retried_sync_call_is_real_time() {
+    let time = |name| reattempt::stats::get(name).unwrap().time;
+    let outer = std::time::Instant::now();
+    sync_slow_then_fine(&AtomicU32::new(0)).unwrap();
+    let first = outer.elapsed();
+    // From the first failure: the 20 ms wait and the 30 ms second attempt
+    // (with `metrics`, from the start: the first attempt's 30 ms too).
+    let covered = if cfg!(feature = "metrics") { 80 } else { 50 };
+    let measured = time("stats::sync_slow_then_fine");
+    assert!(measured >= Duration::from_millis(covered), "{measured:?}");
+    assert!(measured <= first, "{measured:?} > {first:?}");
+
+    let outer = std::time::Instant::now();
+    sync_slow_then_fine_with_deadline(&AtomicU32::new(0)).unwrap();
+    let second = outer.elapsed();
+    let measured = time("stats::sync_slow_then_fine_with_deadline");
+    assert!(measured >= Duration::from_millis(80), "{measured:?}");
+    assert!(measured <= second, "{measured:?} > {second:?}");
+}

@@ -13,7 +13,6 @@ use core::pin::{Pin, pin};
 use core::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 use core::task::Poll;
 use core::time::Duration;
-use std::time::Instant;
 
 use tracing::Span;
 
@@ -102,13 +101,13 @@ pub enum Decision {
 /// assert_eq!(decide(Err("busy")), Decision::GiveUp(GiveUp::Exhausted));
 /// ```
 #[derive(Debug)]
-pub struct Call<'p, B, C, S = Boxed> {
+pub struct Call<'p, B, C: Clock, S = Boxed> {
     policy: &'p Policy<B>,
     /// The function's site, the attempt in progress (or about to start)
     /// and the call's id: what `attempt()` reads while an attempt runs.
     frame: Frame,
     clock: C,
-    started: Option<Instant>,
+    started: Option<C::Reading>,
     timed_out: AtomicBool,
     /// Whether a decision returned the outcome to the caller; a call
     /// dropped before that was cancelled.
@@ -126,7 +125,7 @@ pub struct Call<'p, B, C, S = Boxed> {
     failures: S,
 }
 
-impl<B, C, S> Drop for Call<'_, B, C, S> {
+impl<B, C: Clock, S> Drop for Call<'_, B, C, S> {
     #[inline]
     fn drop(&mut self) {
         if !self.ended {
@@ -138,7 +137,7 @@ impl<B, C, S> Drop for Call<'_, B, C, S> {
     }
 }
 
-impl<B, C, S> Call<'_, B, C, S> {
+impl<B, C: Clock, S> Call<'_, B, C, S> {
     #[cold]
     #[inline(never)]
     fn drop_spans(&mut self) {
@@ -238,7 +237,7 @@ impl<'p, B: Backoff, C: Clock> Call<'p, B, C, Inline> {
 /// for a deadline or the duration metric, otherwise not before the first
 /// failure.
 #[inline]
-fn starts<B>(policy: &Policy<B>, site: &'static Site, clock: &impl Clock) -> Option<Instant> {
+fn starts<B, C: Clock>(policy: &Policy<B>, site: &'static Site, clock: &C) -> Option<C::Reading> {
     site.register();
     if let Some(budget) = policy.budget {
         budget.deposit();
@@ -272,7 +271,7 @@ impl<'p, B: Backoff, C: Clock, S: Slot> Call<'p, B, C, S> {
         policy: &'p Policy<B>,
         site: &'static Site,
         clock: C,
-        started: Option<Instant>,
+        started: Option<C::Reading>,
     ) -> Call<'p, B, C, S> {
         Call::at_attempt_one(
             policy,
@@ -290,7 +289,7 @@ impl<'p, B: Backoff, C: Clock, S: Slot> Call<'p, B, C, S> {
         policy: &'p Policy<B>,
         frame: Frame,
         clock: C,
-        started: Option<Instant>,
+        started: Option<C::Reading>,
         spans: Option<Box<Spans>>,
     ) -> Call<'p, B, C, S> {
         Call {
@@ -578,11 +577,7 @@ impl<'p, B: Backoff, C: Clock, S: Slot> Call<'p, B, C, S> {
         let left = match (self.policy.deadline, self.started) {
             (Some(deadline), Some(started)) => {
                 let skipped = self.failures.peek().map_or(Duration::ZERO, |f| f.skipped);
-                let elapsed = self
-                    .clock
-                    .now()
-                    .saturating_duration_since(started)
-                    .saturating_add(skipped);
+                let elapsed = self.clock.since(started).saturating_add(skipped);
                 Some(deadline.saturating_sub(elapsed))
             }
             _ => None,
@@ -694,24 +689,21 @@ impl<'p, B: Backoff, C: Clock, S: Slot> Call<'p, B, C, S> {
     /// without a deadline the clock starts at the first failure (or the
     /// first hook), so the success path never reads it.
     fn elapsed(&mut self) -> Duration {
-        let now = self.clock.now();
         let skipped = self.failures.peek().map_or(Duration::ZERO, |f| f.skipped);
         match self.started {
-            Some(started) => now
-                .saturating_duration_since(started)
-                .saturating_add(skipped),
+            Some(started) => self.clock.since(started).saturating_add(skipped),
             // The clock starts now: nothing to subtract.
             None => {
-                self.started = Some(now);
+                self.started = Some(self.clock.now());
                 skipped
             }
         }
     }
 }
 
-impl<B, C, S> current::sealed::Sealed for Call<'_, B, C, S> {}
+impl<B, C: Clock, S> current::sealed::Sealed for Call<'_, B, C, S> {}
 
-impl<B, C, S> HasFrame for Call<'_, B, C, S> {
+impl<B, C: Clock, S> HasFrame for Call<'_, B, C, S> {
     #[inline]
     fn starts(&self) {
         self.attempt_starts();
@@ -761,6 +753,7 @@ mod tests {
     use crate::jitter::Jitter;
     use crate::read_outcome::NoFailure;
     use std::cell::Cell;
+    use std::time::Instant;
 
     /// A clock that moves only when told to.
     struct ManualClock {
@@ -780,8 +773,14 @@ mod tests {
     }
 
     impl Clock for ManualClock {
+        type Reading = Instant;
+
         fn now(&self) -> Instant {
             self.now.get()
+        }
+
+        fn since(&self, earlier: Instant) -> Duration {
+            self.now.get().saturating_duration_since(earlier)
         }
     }
 

@@ -70,7 +70,7 @@ pub use classify::{
 pub use classify::{grpc, http, mysql, postgres, redis};
 #[cfg(feature = "tokio")]
 pub use clock::TokioClock;
-pub use clock::{Clock, SystemClock};
+pub use clock::{Clock, SystemClock, SystemReading};
 pub use current::{Attempt, CallId, HasFrame, Limited, Scoped, attempt};
 pub use give_up::GiveUp;
 pub use limit::{Acquire, ConcurrencyLimit, Permit};

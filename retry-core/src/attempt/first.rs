@@ -6,13 +6,12 @@
 
 use core::fmt;
 use core::time::Duration;
-use std::time::Instant;
 
 use super::failure_state::{self, Inline, Made};
 use super::{Call, Decision, FailedValue, no_fields, no_span, starts, success_seen};
 use crate::backoff::Backoff;
 use crate::class::Classification;
-use crate::clock::{Clock, SystemClock};
+use crate::clock::{Clock, SystemClock, SystemReading};
 use crate::current::Frame;
 use crate::export;
 use crate::outcome::Outcome;
@@ -37,7 +36,7 @@ enum Resume<R> {
 #[derive(Debug)]
 struct Started {
     frame: Frame,
-    at: Option<Instant>,
+    at: Option<SystemReading>,
     /// Where the frame's id cell was while the attempt ran: what the body
     /// kept from a response is tagged with it, and the frame has moved
     /// since.
@@ -143,16 +142,14 @@ where
 /// What `Call::decide` does after a first attempt that succeeded, for a
 /// call that started at `started` on `clock`.
 #[inline]
-pub(super) fn first_succeeded<B>(
+pub(super) fn first_succeeded<B, C: Clock>(
     policy: &Policy<B>,
     site: &'static Site,
-    started: Option<Instant>,
-    clock: &impl Clock,
+    started: Option<C::Reading>,
+    clock: &C,
 ) {
     let elapsed = match started {
-        Some(started) if export::TIMES_EVERY_CALL => {
-            Some(clock.now().saturating_duration_since(started))
-        }
+        Some(started) if export::TIMES_EVERY_CALL => Some(clock.since(started)),
         _ => None,
     };
     site.first_try_success(elapsed);

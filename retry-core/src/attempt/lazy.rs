@@ -9,8 +9,6 @@ use core::mem::ManuallyDrop;
 #[cfg(feature = "tokio")]
 use core::time::Duration;
 
-use std::time::Instant;
-
 use tracing::Span;
 
 use super::failure_state::Boxed;
@@ -63,14 +61,14 @@ use crate::stats::Site;
 /// assert_eq!(decide(Err("busy")), Decision::GiveUp(GiveUp::Exhausted));
 /// ```
 #[derive(Debug)]
-pub struct LazyCall<'p, B, C> {
+pub struct LazyCall<'p, B, C: Clock> {
     /// Dropped by `Drop`: a built call out of line, so that the drop of a
     /// call that ended on its first attempt is inline and small.
     pub(super) state: ManuallyDrop<State<'p, B, C>>,
 }
 
 #[derive(Debug)]
-pub(super) enum State<'p, B, C> {
+pub(super) enum State<'p, B, C: Clock> {
     /// The first attempt, before any failure.
     First(First<C>),
     /// The call, after a failure or from the start.
@@ -81,15 +79,15 @@ pub(super) enum State<'p, B, C> {
 /// clock the call will be built with, and whether the attempt's success
 /// ended the call.
 #[derive(Debug)]
-pub(super) struct First<C> {
+pub(super) struct First<C: Clock> {
     frame: Frame,
     /// Read at the start only for a deadline or the duration metric.
-    started: Option<Instant>,
+    started: Option<C::Reading>,
     clock: C,
     ended: bool,
 }
 
-impl<B, C> Drop for LazyCall<'_, B, C> {
+impl<B, C: Clock> Drop for LazyCall<'_, B, C> {
     /// A built call counts its own cancellation.
     #[inline]
     fn drop(&mut self) {
@@ -104,7 +102,7 @@ impl<B, C> Drop for LazyCall<'_, B, C> {
     }
 }
 
-impl<B, C> LazyCall<'_, B, C> {
+impl<B, C: Clock> LazyCall<'_, B, C> {
     #[cold]
     #[inline(never)]
     fn drop_built(&mut self) {
@@ -319,16 +317,16 @@ fn built_at_start<'p, B: Backoff, C: Clock>(
     policy: &'p Policy<B>,
     site: &'static Site,
     clock: C,
-    started: Option<Instant>,
+    started: Option<C::Reading>,
 ) -> LazyCall<'p, B, C> {
     LazyCall {
         state: ManuallyDrop::new(State::Built(Call::started(policy, site, clock, started))),
     }
 }
 
-impl<B, C> current::sealed::Sealed for LazyCall<'_, B, C> {}
+impl<B, C: Clock> current::sealed::Sealed for LazyCall<'_, B, C> {}
 
-impl<B, C> HasFrame for LazyCall<'_, B, C> {
+impl<B, C: Clock> HasFrame for LazyCall<'_, B, C> {
     #[inline]
     fn starts(&self) {
         if let State::Built(call) = &*self.state {

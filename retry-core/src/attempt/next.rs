@@ -22,12 +22,12 @@ use crate::current;
 /// call has spans.
 #[derive(Debug)]
 #[must_use = "an attempt does nothing unless awaited"]
-pub struct Next<'c, 'p, B, C, F> {
+pub struct Next<'c, 'p, B, C: Clock, F> {
     call: &'c mut LazyCall<'p, B, C>,
     future: F,
 }
 
-impl<'c, 'p, B, C, F> Next<'c, 'p, B, C, F> {
+impl<'c, 'p, B, C: Clock, F> Next<'c, 'p, B, C, F> {
     pub(super) fn new(call: &'c mut LazyCall<'p, B, C>, future: F) -> Next<'c, 'p, B, C, F> {
         Next { call, future }
     }

@@ -62,3 +62,64 @@ async fn once_the_guard_is_gone_spawned_tasks_wait_again() {
         "waited for real"
     );
 }
+
+#[retry(max = 2, backoff = fixed(60s))]
+async fn slow_to_retry() -> io::Result<()> {
+    Err(ErrorKind::TimedOut.into())
+}
+
+/// On a loaded machine a worker may not run for over a second, as if busy:
+/// the guard still reaches it once it runs, and the tasks it then takes
+/// skip their waits too.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_worker_busy_for_over_a_second_as_the_guard_is_made_is_covered_too() {
+    let (started, busy_now) = std::sync::mpsc::channel();
+    let busy = tokio::spawn(async move {
+        started.send(()).unwrap();
+        std::thread::sleep(Duration::from_millis(1500));
+    });
+    busy_now.recv().unwrap();
+    let waits = reattempt::testing::instant();
+    busy.await.unwrap();
+    // Each task holds its worker a moment, so that both workers take some.
+    let tasks: Vec<_> = (0..8)
+        .map(|_| {
+            tokio::spawn(async {
+                std::thread::sleep(Duration::from_millis(20));
+                slow_to_retry().await
+            })
+        })
+        .collect();
+    let all = async {
+        for task in tasks {
+            task.await.unwrap().unwrap_err();
+        }
+    };
+    // Real time: a task that waited would sleep 60 s.
+    tokio::time::timeout(Duration::from_secs(20), all)
+        .await
+        .expect("the tasks on the worker that was busy skipped their waits");
+    assert_eq!(waits.retries(), 8);
+}
+
+/// A worker its own test holds would hold the guard as long: the guard
+/// stops waiting for it after five seconds.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_guard_does_not_wait_for_a_worker_as_long_as_it_is_held() {
+    let (started, held) = std::sync::mpsc::channel();
+    let (release, released) = std::sync::mpsc::channel::<()>();
+    let holder = tokio::spawn(async move {
+        started.send(()).unwrap();
+        // Held until the test lets go, or 30 s pass.
+        let _ = released.recv_timeout(Duration::from_secs(30));
+    });
+    held.recv().unwrap();
+    let made = std::time::Instant::now();
+    let waits = reattempt::testing::instant();
+    let waited = made.elapsed();
+    // The holder may have given up already, were the guard to wait 30 s.
+    let _ = release.send(());
+    holder.await.unwrap();
+    drop(waits);
+    assert!(waited < Duration::from_secs(20), "waited {waited:?}");
+}

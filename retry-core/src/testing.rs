@@ -53,7 +53,9 @@ type Shared = Arc<Mutex<Vec<Duration>>>;
 /// on `#[tokio::test]`'s default current-thread runtime. Made inside a
 /// multi-thread tokio runtime, the guard covers that runtime's worker
 /// threads too, so that the tasks a test spawns skip their waits: it
-/// visits each worker once (for at most a second, should one be busy).
+/// visits each worker once, waiting for at most five seconds should one be
+/// busy (on a loaded machine the system may leave a worker idle for over
+/// a second).
 /// A task on another runtime, or on a blocking thread, is covered when its
 /// future is wrapped in [`InstantWaits::cover`]. A custom `sleep = ...` is
 /// still called, with a zero delay.
@@ -202,9 +204,17 @@ fn record(delay: Duration) -> Duration {
     }
 }
 
+/// How long a guard waits for the workers of its runtime: a worker busy
+/// longer is not covered, and the system may leave a runnable worker idle
+/// for over a second on a loaded machine.
+#[cfg(feature = "tokio")]
+const VISIT_WORKERS_FOR: Duration = Duration::from_secs(5);
+
 /// Gives each worker of the current multi-thread runtime a weak hold of
 /// `recording`. One task per worker, each holding its worker until all have
-/// arrived, so that no two land on the same one; bounded by a second.
+/// arrived, so that no two land on the same one; bounded by five seconds.
+/// A worker the bound leaves out is not covered: the task meant for it
+/// runs on another, once that other's visit ends.
 #[cfg(feature = "tokio")]
 fn cover_workers(recording: &Shared) {
     use std::sync::Condvar;
@@ -218,7 +228,7 @@ fn cover_workers(recording: &Shared) {
     }
     let workers = handle.metrics().num_workers();
     let arrived = Arc::new((Mutex::new(0usize), Condvar::new()));
-    let deadline = Instant::now() + Duration::from_secs(1);
+    let deadline = Instant::now() + VISIT_WORKERS_FOR;
     for _ in 0..workers {
         let weak = Arc::downgrade(recording);
         let arrived = Arc::clone(&arrived);

@@ -201,6 +201,15 @@ pub fn attempt<T, F: Future<Output = T>>(future: F) -> F {
     future
 }
 
+/// [`attempt`] for a function without `if_result`, whose output must be a
+/// `Result`: spanned at the return type, so that one that is not is
+/// reported there, and no call of [`assert_fallible`] is left for rustc to
+/// check in each function.
+#[inline(always)]
+pub fn fallible_attempt<T: Fallible, F: Future<Output = T>>(future: F) -> F {
+    future
+}
+
 /// Gives a closure passed as `backoff = |n| ...` its argument type.
 #[inline]
 pub fn backoff_fn<F: Fn(u32) -> Duration>(f: F) -> F {

@@ -5,25 +5,31 @@ use std::io::{self, ErrorKind};
 use std::time::Duration;
 
 use reattempt::retry;
+use tokio::task::JoinHandle;
 
 #[retry(max = 4, backoff = exp(base = 10s))]
 async fn flaky() -> io::Result<()> {
     Err(ErrorKind::TimedOut.into())
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn tasks_spawned_on_worker_threads_skip_their_waits_when_covered() {
-    let waits = reattempt::testing::instant();
-    let tasks: Vec<_> = (0..4).map(|_| tokio::spawn(waits.cover(flaky()))).collect();
+/// Awaits `tasks`, each of which must fail, in far less real time than
+/// one that waited would take (each would wait a minute in all).
+async fn all_fail_at_once(tasks: Vec<JoinHandle<io::Result<()>>>, expectation: &str) {
     let all = async {
         for task in tasks {
             task.await.unwrap().unwrap_err();
         }
     };
-    // Real time: uncovered, each task would sleep 60 s.
     tokio::time::timeout(Duration::from_secs(20), all)
         .await
-        .expect("the covered tasks skipped their waits");
+        .expect(expectation);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tasks_spawned_on_worker_threads_skip_their_waits_when_covered() {
+    let waits = reattempt::testing::instant();
+    let tasks: Vec<_> = (0..4).map(|_| tokio::spawn(waits.cover(flaky()))).collect();
+    all_fail_at_once(tasks, "the covered tasks skipped their waits").await;
     let s = Duration::from_secs;
     assert_eq!(waits.retries(), 12);
     // 10 s, 20 s, then the default cap of 30 s.
@@ -34,15 +40,7 @@ async fn tasks_spawned_on_worker_threads_skip_their_waits_when_covered() {
 async fn tasks_spawned_on_the_tests_runtime_skip_their_waits_by_themselves() {
     let waits = reattempt::testing::instant();
     let tasks: Vec<_> = (0..4).map(|_| tokio::spawn(flaky())).collect();
-    let all = async {
-        for task in tasks {
-            task.await.unwrap().unwrap_err();
-        }
-    };
-    // Real time: a task that waited would sleep 60 s.
-    tokio::time::timeout(Duration::from_secs(20), all)
-        .await
-        .expect("the spawned tasks skipped their waits");
+    all_fail_at_once(tasks, "the spawned tasks skipped their waits").await;
     assert_eq!(waits.retries(), 12);
 }
 
@@ -90,15 +88,11 @@ async fn a_worker_busy_for_over_a_second_as_the_guard_is_made_is_covered_too() {
             })
         })
         .collect();
-    let all = async {
-        for task in tasks {
-            task.await.unwrap().unwrap_err();
-        }
-    };
-    // Real time: a task that waited would sleep 60 s.
-    tokio::time::timeout(Duration::from_secs(20), all)
-        .await
-        .expect("the tasks on the worker that was busy skipped their waits");
+    all_fail_at_once(
+        tasks,
+        "the tasks on the worker that was busy skipped their waits",
+    )
+    .await;
     assert_eq!(waits.retries(), 8);
 }
 

@@ -576,9 +576,7 @@ impl<'p, B: Backoff, C: Clock, S: Slot> Call<'p, B, C, S> {
     fn attempt_limit(&self) -> Option<Duration> {
         let left = match (self.policy.deadline, self.started) {
             (Some(deadline), Some(started)) => {
-                let skipped = self.failures.peek().map_or(Duration::ZERO, |f| f.skipped);
-                let elapsed = self.clock.since(started).saturating_add(skipped);
-                Some(deadline.saturating_sub(elapsed))
+                Some(deadline.saturating_sub(self.elapsed_since(started)))
             }
             _ => None,
         };
@@ -689,14 +687,25 @@ impl<'p, B: Backoff, C: Clock, S: Slot> Call<'p, B, C, S> {
     /// without a deadline the clock starts at the first failure (or the
     /// first hook), so the success path never reads it.
     fn elapsed(&mut self) -> Duration {
-        let skipped = self.failures.peek().map_or(Duration::ZERO, |f| f.skipped);
         match self.started {
-            Some(started) => self.clock.since(started).saturating_add(skipped),
+            Some(started) => self.elapsed_since(started),
             // The clock starts now: nothing to subtract.
             None => {
                 self.started = Some(self.clock.now());
-                skipped
+                self.failures.peek().map_or(Duration::ZERO, |f| f.skipped)
             }
+        }
+    }
+
+    /// Time since `started`, skipped test-mode waits included. They are
+    /// added only when there are some: saturating arithmetic on a zero
+    /// costs a retry more than the check.
+    #[inline]
+    fn elapsed_since(&self, started: C::Reading) -> Duration {
+        let since = self.clock.since(started);
+        match self.failures.peek() {
+            Some(failures) if !failures.skipped.is_zero() => since.saturating_add(failures.skipped),
+            _ => since,
         }
     }
 }

@@ -34,10 +34,10 @@ const ENFILE: i32 = 23;
 const ENOBUFS: i32 = 105;
 
 impl Classified for Error {
-    /// Inline: compiled into the classifier made once for each error
-    /// type, where it saves a retry a call (13 instructions of the sync and
-    /// async one-retry rows; an `async fn` release build of a type per
-    /// function did not grow).
+    // Inline: compiled into the classifier made once for each error type,
+    // where it saves a retry a call (13 instructions of the sync and async
+    // one-retry rows; an `async fn` release build of a type per function
+    // did not grow).
     #[inline]
     fn classification(&self) -> Classification {
         // Read once: `kind` is a call that decodes the error's repr.

@@ -154,6 +154,7 @@ pub fn expand(mut args: Args, function: Function) -> syn::Result<TokenStream> {
         policy: policy_ref,
         is_static,
         lazy,
+        waits_in_next,
     } = prelude(&args, &sig.ident, &private, is_async, early);
     // The call state, for the loops that build it before the first attempt.
     let prelude = || code!(#moved #items #call);
@@ -170,7 +171,7 @@ pub fn expand(mut args: Args, function: Function) -> syn::Result<TokenStream> {
         named,
         is_async,
         lazy,
-        waits_in_next: waits_in_next(&args, is_async),
+        waits_in_next,
         classify: classifier(&args, &private, error_span, external_api),
         policy: policy_ref,
     };
@@ -615,6 +616,8 @@ fn prelude(args: &Args, fn_name: &Ident, private: &Ident, is_async: bool, early:
         }
     };
     let dynamic = args.policy.as_ref().map(|(_, expr)| expr);
+    let lazy = is_async && lazy_call(args);
+    let waits_in_next = lazy && args.sleep.is_none();
     // A policy of literals without shared state is a type's constant where
     // the expansion names it at most twice: a sync function's early first
     // attempt, and the loop of a `LazyCall` that waits in `next` (its call
@@ -622,7 +625,7 @@ fn prelude(args: &Args, fn_name: &Ident, private: &Ident, is_async: bool, early:
     // `static`: there the constant cost an async function's release build
     // more (112.7 against 111.6 million instructions, before `next`).
     let named = match dynamic {
-        None if early || waits_in_next(args, is_async) => const_policy::named(args, private),
+        None if early || waits_in_next => const_policy::named(args, private),
         _ => None,
     };
     let (policy, policy_ref, is_static) = match named {
@@ -645,7 +648,6 @@ fn prelude(args: &Args, fn_name: &Ident, private: &Ident, is_async: bool, early:
         (Some(sleep), true) => code!(let __retry_sleep = #private::async_sleeper(#sleep);),
         (None, _) => code!(),
     };
-    let lazy = is_async && lazy_call(args);
     let (clock, new) = if lazy {
         (code!(#private::async_clock()), code!(LazyCall::new))
     } else if is_async {
@@ -672,6 +674,7 @@ fn prelude(args: &Args, fn_name: &Ident, private: &Ident, is_async: bool, early:
         policy: policy_ref,
         is_static,
         lazy,
+        waits_in_next,
     }
 }
 
@@ -692,6 +695,10 @@ struct Prelude {
     is_static: bool,
     /// Whether the call state is a `LazyCall` (see [`lazy_call`]).
     lazy: bool,
+    /// Whether its attempts, made by `LazyCall::next`, wait out their
+    /// retries' delays themselves: a `LazyCall` on tokio's timer (no
+    /// `sleep = ..`, whose waits are the user's futures).
+    waits_in_next: bool,
 }
 
 /// The policy built by its builder: a `static` when it is a constant (the
@@ -839,13 +846,6 @@ fn first_attempt_early(args: &Args) -> bool {
 /// timer cuts its attempts, the loop needs only the methods `LazyCall` has.
 fn lazy_call(args: &Args) -> bool {
     first_attempt_early(args) && args.deadline.is_none() && args.attempt_timeout.is_none()
-}
-
-/// Whether an async function's attempts, made by `LazyCall::next`, wait
-/// out their retries' delays themselves: a `LazyCall` on tokio's timer (no
-/// `sleep = ..`, whose waits are the user's futures).
-fn waits_in_next(args: &Args, is_async: bool) -> bool {
-    is_async && lazy_call(args) && args.sleep.is_none()
 }
 
 /// A `backoff` argument as code.

@@ -8,21 +8,31 @@
 
 use std::io;
 use std::process::{Child, Command};
+use std::sync::LazyLock;
 use std::time::{Duration, Instant};
 
 use reattempt::dead_letter::JsonLines;
 use reattempt::retry;
 
-const PATH: &str = concat!(
-    env!("CARGO_TARGET_TMPDIR"),
-    "/dead-letters-from-processes.jsonl"
-);
 const CHILD: &str = "REATTEMPT_DEAD_LETTER_CHILD";
+/// The file the children share, named by their parent.
+const FILE_OF_PARENT: &str = "REATTEMPT_DEAD_LETTER_FILE";
 const PROCESSES: usize = 160;
 const AT_ONCE: usize = 16;
 const RECORDS: usize = 20;
 
-static SHARED: JsonLines = JsonLines::new(PATH);
+/// The parent's file, named by its process id: two runs of the suite at once
+/// must not write one file and count each other's records.
+static SHARED: LazyLock<JsonLines> = LazyLock::new(|| {
+    let path = std::env::var(FILE_OF_PARENT).unwrap_or_else(|_| {
+        format!(
+            "{}/dead-letters-from-processes-{}.jsonl",
+            env!("CARGO_TARGET_TMPDIR"),
+            std::process::id()
+        )
+    });
+    JsonLines::new(Box::leak(path.into_boxed_str()))
+});
 
 #[retry(max = 1, dead_letter = SHARED)]
 fn fails_for_good(size: usize) -> io::Result<()> {
@@ -44,6 +54,7 @@ fn spawn_child() -> Child {
     Command::new(std::env::current_exe().unwrap())
         .args(["--exact", "child_writes_records", "--test-threads", "1"])
         .env(CHILD, "1")
+        .env(FILE_OF_PARENT, SHARED.path())
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .spawn()
@@ -52,7 +63,7 @@ fn spawn_child() -> Child {
 
 #[test]
 fn many_processes_appending_leave_no_blank_or_torn_line() {
-    let _ = std::fs::remove_file(PATH);
+    let _ = std::fs::remove_file(SHARED.path());
     let deadline = Instant::now() + Duration::from_secs(240);
     let mut started = 0;
     let mut running: Vec<Child> = Vec::new();
@@ -74,7 +85,7 @@ fn many_processes_appending_leave_no_blank_or_torn_line() {
         );
         std::thread::sleep(Duration::from_millis(2));
     }
-    let text = std::fs::read_to_string(PATH).unwrap();
+    let text = std::fs::read_to_string(SHARED.path()).unwrap();
     let lines: Vec<&str> = text.split_terminator('\n').collect();
     let blank = lines.iter().filter(|l| l.is_empty()).count();
     let torn = lines
@@ -84,5 +95,5 @@ fn many_processes_appending_leave_no_blank_or_torn_line() {
     assert_eq!((blank, torn), (0, 0), "blank and torn lines");
     assert_eq!(lines.len(), PROCESSES * RECORDS, "every record, once");
     assert!(text.ends_with('\n'));
-    std::fs::remove_file(PATH).unwrap();
+    std::fs::remove_file(SHARED.path()).unwrap();
 }

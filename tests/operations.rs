@@ -7,7 +7,7 @@ mod common;
 use std::cell::Cell;
 use std::io::{self, ErrorKind};
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, RwLock};
+use std::sync::{Arc, LazyLock, Mutex, RwLock};
 use std::time::Duration;
 
 use reattempt::dead_letter::{DelayFrom, JsonLines, Memory};
@@ -300,7 +300,16 @@ fn records_carry_the_failure_the_history_and_named_fields_only() {
     assert_eq!(records[0].attempts, 1);
 }
 
-static FILE: JsonLines = JsonLines::new("target/operations-dead-letters.jsonl");
+/// A file of this process's own: two runs of the suite at once must not
+/// append to one file and count each other's records.
+static FILE: LazyLock<JsonLines> = LazyLock::new(|| {
+    let path = format!(
+        "{}/operations-dead-letters-{}.jsonl",
+        env!("CARGO_TARGET_TMPDIR"),
+        std::process::id()
+    );
+    JsonLines::new(Box::leak(path.into_boxed_str()))
+});
 
 #[retry(max = 1, dead_letter = FILE, fields(worker, job))]
 fn fails_for_good(worker: usize, job: usize) -> io::Result<()> {

@@ -607,3 +607,33 @@ fn an_error_given_back_is_dropped_once() {
     assert_eq!(drops.get(), 3);
     waits();
 }
+
+/// Counts `n` up by one per attempt until it reaches `until`. Its arguments
+/// are numbers: the body's closure holds copies of them.
+#[retry(max = 4, backoff = none, sleep = record)]
+fn counts_up_in_a_copy(mut n: u32, until: u32) -> io::Result<u32> {
+    n += 1;
+    if n < until {
+        Err(ErrorKind::ConnectionReset.into())
+    } else {
+        Ok(n)
+    }
+}
+
+/// The same body in a loop with a hook, whose attempts borrow the arguments.
+#[retry(max = 4, backoff = none, sleep = record, on_retry = |_| {})]
+fn counts_up_in_a_borrow(mut n: u32, until: u32) -> io::Result<u32> {
+    n += 1;
+    if n < until {
+        Err(ErrorKind::ConnectionReset.into())
+    } else {
+        Ok(n)
+    }
+}
+
+#[test]
+fn an_argument_the_body_changes_keeps_the_change_for_the_next_attempt() {
+    assert_eq!(counts_up_in_a_copy(0, 3).unwrap(), 3);
+    assert_eq!(counts_up_in_a_borrow(0, 3).unwrap(), 3);
+    assert_eq!(waits(), [Duration::ZERO; 4]);
+}

@@ -188,7 +188,12 @@ pub fn expand(mut args: Args, function: Function) -> syn::Result<TokenStream> {
             };
             let policy = &parts.policy;
             if is_static && early {
-                let looped = parts.early_first_attempt(&args, code!(|| #annotation #block));
+                // Arguments the closure can copy are copied: then only the
+                // rest of the call, out of line, stores them and points at
+                // them, where a borrowing closure stores them on every call.
+                let capture = moves::all_copied(&sig).then(|| code!(move));
+                let looped =
+                    parts.early_first_attempt(&args, code!(#capture || #annotation #block));
                 code!({ #(#inner_attrs)* #traits #moved #items #looped })
             } else {
                 let looped = parts.retry_loop(

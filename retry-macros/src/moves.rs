@@ -99,6 +99,27 @@ pub fn moved_arguments<'b>(
 }
 
 /// A number, `bool` or `char`: `Copy`, so not worth a check.
+/// Whether every argument, the receiver included, is a number, `bool`,
+/// `char` or shared reference bound to a plain name: values that a `move`
+/// closure can copy, and no attempt can tell from the arguments
+/// themselves.
+pub fn all_copied(sig: &Signature) -> bool {
+    sig.inputs.iter().all(|input| match input {
+        FnArg::Receiver(receiver) => {
+            receiver.colon_token.is_none()
+                && receiver.reference.is_some()
+                && receiver.mutability.is_none()
+        }
+        FnArg::Typed(typed) => {
+            matches!(&*typed.pat, Pat::Ident(pat) if pat.by_ref.is_none() && pat.subpat.is_none())
+                && match &*typed.ty {
+                    Type::Reference(reference) => reference.mutability.is_none(),
+                    ty => is_primitive(ty),
+                }
+        }
+    })
+}
+
 fn is_primitive(ty: &Type) -> bool {
     const PRIMITIVES: &[&str] = &[
         "u8", "u16", "u32", "u64", "u128", "usize", "i8", "i16", "i32", "i64", "i128", "isize",

@@ -390,8 +390,22 @@ impl<'p, B: Backoff, C: Clock, S: Slot> Call<'p, B, C, S> {
     /// The decision after an attempt that succeeded: the call returns.
     #[inline]
     fn succeeded(&mut self, policy: &Policy<B>, span: &dyn Fn() -> Span) -> Decision {
+        self.succeeded_then(policy, span, Self::succeeded_after_retries)
+    }
+
+    /// [`succeeded`](Self::succeeded), with what a success after retries
+    /// records: out of line where each function decides inline, and inline
+    /// in the rest of a sync call, which is made once for each backoff
+    /// type.
+    #[inline]
+    fn succeeded_then(
+        &mut self,
+        policy: &Policy<B>,
+        span: &dyn Fn() -> Span,
+        after_retries: impl FnOnce(&mut Self, &dyn Fn() -> Span),
+    ) -> Decision {
         if self.frame.number > 1 {
-            self.succeeded_after_retries(span);
+            after_retries(self, span);
         } else {
             let elapsed = if export::TIMES_EVERY_CALL {
                 self.started.map(|_| self.elapsed())

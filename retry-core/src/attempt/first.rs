@@ -325,7 +325,7 @@ fn decide_and_retry<B: Backoff, S: failure_state::Slot>(
 ) {
     loop {
         let decision = match attempts.failure() {
-            None => call.succeeded(policy, &no_span),
+            None => call.succeeded_then(policy, &no_span, Call::succeeded_after_retries_inline),
             Some(Failure::Value(class)) => {
                 call.failed(class, &FailedValue(class), &no_span, &no_fields)
             }

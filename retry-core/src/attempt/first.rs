@@ -179,8 +179,13 @@ fn rest_sync<B: Backoff, R: Outcome>(
     judge_value: Option<DynJudge<'_, R::Value>>,
     sleep: &dyn Fn(Duration),
 ) -> R {
+    // How the call started is read where the first attempt left it: only
+    // the call state copies its frame.
     let (outcome, started) = match rest {
-        Resume::Failed { outcome, started } => (Some(outcome), Some(started)),
+        Resume::Failed {
+            outcome,
+            ref started,
+        } => (Some(outcome), Some(started)),
         Resume::Traced => (None, None),
     };
     let mut last = LastAttempt {
@@ -286,7 +291,7 @@ impl fmt::Display for Describe<'_> {
 fn rest_of_call<B: Backoff>(
     policy: &Policy<B>,
     site: &'static Site,
-    started: Option<Started>,
+    started: Option<&Started>,
     attempts: &mut dyn Attempts,
     sleep: &dyn Fn(Duration),
 ) {
@@ -298,9 +303,9 @@ fn rest_of_call<B: Backoff>(
             tag,
         }) => {
             let mut call: Call<'_, B, SystemClock, Made> =
-                Call::at_attempt_one(policy, frame, SystemClock, at, None);
+                Call::at_attempt_one(policy, frame.moved(), SystemClock, *at, None);
             #[cfg(feature = "reqwest")]
-            crate::current::retag_pushback(tag, call.frame.call_id.tag());
+            crate::current::retag_pushback(*tag, call.frame.call_id.tag());
             decide_and_retry(policy, &mut call, attempts, sleep);
         }
         None => {

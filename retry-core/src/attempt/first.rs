@@ -20,17 +20,6 @@ use crate::read_outcome::{DynJudge, JudgeValue};
 use crate::spans;
 use crate::stats::Site;
 
-/// What is left of a sync call after its first attempt in [`run_sync`],
-/// for [`rest_sync`].
-#[derive(Debug)]
-enum Resume<R> {
-    /// The first attempt failed; the call goes on from it.
-    Failed { outcome: R, started: Started },
-    /// No attempt ran: a subscriber may want the call's spans, which the
-    /// rest of the call makes, from its start.
-    Traced,
-}
-
 /// How a call whose first attempt ran began: that attempt's frame (with
 /// the call's id, if the body drew it) and the call's start time.
 #[derive(Debug)]
@@ -87,9 +76,11 @@ where
     // that outcome and the call that takes it may unwind, or every function
     // would compile a landing pad to drop it.
     let judged = judge_value.as_dyn();
-    let rest = 'rest: {
+    // Without a start, no attempt has run: a subscriber may want the
+    // call's spans, which the rest of the call makes, from its start.
+    let (outcome, started) = 'rest: {
         if spans::may_start() {
-            break 'rest Resume::Traced;
+            break 'rest (None, None);
         }
         let started = starts(policy, site, &SystemClock);
         let frame = Frame::first(site, policy.max_attempts);
@@ -102,26 +93,23 @@ where
             first_succeeded(policy, site, started, &SystemClock);
             return outcome;
         }
-        Resume::Failed {
-            outcome,
-            started: Started {
-                #[cfg(feature = "reqwest")]
-                tag: frame.call_id.tag(),
-                frame,
-                at: started,
-            },
-        }
+        let started = Started {
+            #[cfg(feature = "reqwest")]
+            tag: frame.call_id.tag(),
+            frame,
+            at: started,
+        };
+        (Some(outcome), Some(started))
     };
-    rest_sync(
-        policy,
-        site,
-        rest,
-        &mut attempt,
+    // Built here and handed over whole: the rest reads it where it is.
+    let last = LastAttempt {
+        outcome,
+        attempt: &mut attempt,
         classify,
-        &describe,
-        judged,
-        &sleep,
-    )
+        describe: &describe,
+        judge_value: judged,
+    };
+    rest_sync(policy, site, last, started, &sleep)
 }
 
 /// Whether an attempt's outcome is a success: a value `judge_value` does
@@ -168,34 +156,16 @@ pub(super) fn first_succeeded<B, C: Clock>(
 /// its body and its first attempt. The policy is read from memory there,
 /// on the failure path only.
 #[inline(never)]
-#[allow(clippy::too_many_arguments)]
 fn rest_sync<B: Backoff, R: Outcome>(
     policy: &Policy<B>,
     site: &'static Site,
-    rest: Resume<R>,
-    attempt: &mut dyn Body<R>,
-    classify: &dyn Fn(&R::Error) -> Classification,
-    describe: &dyn Fn(&R::Error, &mut fmt::Formatter<'_>) -> fmt::Result,
-    judge_value: Option<DynJudge<'_, R::Value>>,
+    mut last: LastAttempt<'_, R>,
+    started: Option<Started>,
     sleep: &dyn Fn(Duration),
 ) -> R {
     // How the call started is read where the first attempt left it: only
     // the call state copies its frame.
-    let (outcome, started) = match rest {
-        Resume::Failed {
-            outcome,
-            ref started,
-        } => (Some(outcome), Some(started)),
-        Resume::Traced => (None, None),
-    };
-    let mut last = LastAttempt {
-        outcome,
-        attempt,
-        classify,
-        describe,
-        judge_value,
-    };
-    rest_of_call(policy, site, started, &mut last, sleep);
+    rest_of_call(policy, site, started.as_ref(), &mut last, sleep);
     last.outcome
         .expect("the rest of a call returns on an attempt's outcome")
 }

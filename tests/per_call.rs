@@ -515,6 +515,31 @@ fn test_mode_skips_waits_but_keeps_attempts_and_the_deadline() {
     drop(waits);
 }
 
+#[retry(max = 3, backoff = fixed(10s), name = "per_call::late_under_test_mode")]
+fn late_under_test_mode(calls: &Cell<u32>) -> io::Result<u32> {
+    calls.set(calls.get() + 1);
+    if calls.get() < 3 {
+        Err(ErrorKind::TimedOut.into())
+    } else {
+        Ok(calls.get())
+    }
+}
+
+#[test]
+fn test_mode_counts_the_waits_it_skips_in_the_time_of_the_statistics() {
+    let waits = reattempt::testing::instant();
+    assert_eq!(late_under_test_mode(&Cell::new(0)).unwrap(), 3);
+    drop(waits);
+    let stats = reattempt::stats::get("per_call::late_under_test_mode").unwrap();
+    assert_eq!(stats.successes_after_retries, 1);
+    // The two waits of 10 s it skipped, and the attempts' own real time.
+    assert!(
+        stats.time >= secs(20) && stats.time < secs(80),
+        "{:?}",
+        stats.time
+    );
+}
+
 // ---- presets ----
 
 #[retry(preset = network, sleep = record)]

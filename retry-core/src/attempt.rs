@@ -20,7 +20,7 @@ use crate::backoff::Backoff;
 use crate::breaker::BreakerOpen;
 use crate::class::CodeKind;
 use crate::class::{Class, Classification};
-use crate::clock::Clock;
+use crate::clock::{Clock, saturating_nanos};
 use crate::current::{self, Frame, HasFrame, InSpan, Limited, Scoped};
 use crate::export;
 use crate::give_up::GiveUp;
@@ -706,12 +706,35 @@ impl<'p, B: Backoff, C: Clock, S: Slot> Call<'p, B, C, S> {
     fn elapsed(&mut self) -> Duration {
         match self.started {
             Some(started) => self.elapsed_since(started),
-            // The clock starts now: nothing to subtract.
-            None => {
-                self.started = Some(self.clock.now());
-                self.failures.peek().map_or(Duration::ZERO, |f| f.skipped)
-            }
+            None => self.start_clock_now(),
         }
+    }
+
+    /// [`elapsed`](Self::elapsed) in whole nanoseconds, as the statistics
+    /// add it up: a clock that counts nanoseconds gives it without a
+    /// `Duration`.
+    #[inline]
+    fn elapsed_nanos(&mut self) -> u64 {
+        match self.started {
+            Some(started) => {
+                let since = self.clock.nanos_since(started);
+                match self.failures.peek() {
+                    Some(failures) if !failures.skipped.is_zero() => {
+                        since.saturating_add(saturating_nanos(failures.skipped))
+                    }
+                    _ => since,
+                }
+            }
+            None => saturating_nanos(self.start_clock_now()),
+        }
+    }
+
+    /// Starts the clock now, and gives the time the call has taken: the
+    /// test-mode waits it skipped, as nothing is subtracted.
+    #[inline]
+    fn start_clock_now(&mut self) -> Duration {
+        self.started = Some(self.clock.now());
+        self.failures.peek().map_or(Duration::ZERO, |f| f.skipped)
     }
 
     /// Time since `started`, skipped test-mode waits included. They are

@@ -15,6 +15,21 @@ pub trait Clock {
     /// The time from `earlier`, a reading of this clock, to now: zero if
     /// `earlier` is later.
     fn since(&self, earlier: Self::Reading) -> Duration;
+
+    /// [`since`](Clock::since) in whole nanoseconds, at most `u64::MAX`
+    /// (584 years): what the statistics add up. A clock that counts
+    /// nanoseconds gives it without making a `Duration`, whose division
+    /// into seconds the statistics would only undo.
+    #[inline]
+    fn nanos_since(&self, earlier: Self::Reading) -> u64 {
+        saturating_nanos(self.since(earlier))
+    }
+}
+
+/// `duration` in whole nanoseconds, at most `u64::MAX`.
+#[inline]
+pub(crate) fn saturating_nanos(duration: Duration) -> u64 {
+    u64::try_from(duration.as_nanos()).unwrap_or(u64::MAX)
 }
 
 /// The system's monotonic clock: the clock of sync functions.
@@ -61,6 +76,12 @@ impl Clock for SystemClock {
     #[inline]
     fn since(&self, earlier: SystemReading) -> Duration {
         elapsed(earlier.0, monotonic())
+    }
+
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    #[inline]
+    fn nanos_since(&self, earlier: SystemReading) -> u64 {
+        monotonic().saturating_sub(earlier.0)
     }
 }
 
@@ -162,6 +183,29 @@ mod tests {
             assert!(inner <= measured, "{inner:?} > {measured:?}");
             assert!(measured <= outer, "{measured:?} > {outer:?}");
         }
+    }
+
+    #[test]
+    fn nanoseconds_since_a_reading_are_what_since_measures() {
+        for pause in [0, 2] {
+            let start = SystemClock.now();
+            std::thread::sleep(Duration::from_millis(pause));
+            let before = SystemClock.since(start);
+            let nanos = SystemClock.nanos_since(start);
+            let after = SystemClock.since(start);
+            assert!(saturating_nanos(before) <= nanos, "{before:?} > {nanos} ns");
+            assert!(nanos <= saturating_nanos(after), "{nanos} ns > {after:?}");
+            assert!(nanos >= pause * 1_000_000);
+        }
+        assert_eq!(saturating_nanos(Duration::MAX), u64::MAX);
+    }
+
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    #[test]
+    fn nanoseconds_since_a_later_reading_are_zero() {
+        let later = SystemReading(SystemClock.now().0 + 60_000_000_000);
+        assert_eq!(SystemClock.nanos_since(later), 0);
+        assert_eq!(SystemClock.since(later), Duration::ZERO);
     }
 
     #[test]

@@ -19,6 +19,7 @@ use core::time::Duration;
 use std::sync::{Mutex, PoisonError};
 
 use crate::class::{Class, Classification, Code};
+use crate::clock::saturating_nanos;
 use crate::export::{self, Ended};
 use crate::give_up::GiveUp;
 
@@ -358,10 +359,15 @@ impl Site {
         export::call_ended(&self.labels, Ended::Cancelled, None);
     }
 
-    pub(crate) fn success_after_retries(&'static self, elapsed: Duration) {
+    /// A success after retries, `nanos` after the call started.
+    pub(crate) fn success_after_retries(&'static self, nanos: u64) {
         self.after_retries.fetch_add(1, Ordering::Relaxed);
-        self.add_time(elapsed);
-        export::call_ended(&self.labels, Ended::AfterRetries, Some(elapsed));
+        self.nanos.fetch_add(nanos, Ordering::Relaxed);
+        export::call_ended(
+            &self.labels,
+            Ended::AfterRetries,
+            Some(Duration::from_nanos(nanos)),
+        );
     }
 
     pub(crate) fn gave_up(&'static self, reason: GiveUp, elapsed: Duration, retried: bool) {
@@ -378,8 +384,8 @@ impl Site {
     }
 
     fn add_time(&self, elapsed: Duration) {
-        let nanos = u64::try_from(elapsed.as_nanos()).unwrap_or(u64::MAX);
-        self.nanos.fetch_add(nanos, Ordering::Relaxed);
+        self.nanos
+            .fetch_add(saturating_nanos(elapsed), Ordering::Relaxed);
     }
 
     /// A failure towards the streak of `alert_after`: the alert to raise,

@@ -191,6 +191,14 @@ impl<B, C: Clock, S> Call<'_, B, C, S> {
     #[cold]
     #[inline(never)]
     fn retry_starts(&self) {
+        self.retry_starts_inline();
+    }
+
+    /// [`retry_starts`](Self::retry_starts), inline: for the rest of a sync
+    /// call, made once for each backoff type, whose attempts after the
+    /// first each follow a retry and wait for no permit.
+    #[inline]
+    fn retry_starts_inline(&self) {
         if self.retry_pending.swap(NO_RETRY, Ordering::Relaxed) != NO_RETRY {
             self.frame.site.retry();
         }

@@ -315,6 +315,9 @@ fn decide_and_retry<B: Backoff, S: failure_state::Slot>(
         };
         attempts.clear();
         sleep(delay);
+        // Counted here, where a call of its own would cost each retry more
+        // than the count: the attempt waits for no permit.
+        call.retry_starts_inline();
         call.begin_attempt();
         call.scope(policy, || attempts.run());
     }

@@ -98,11 +98,9 @@ pub fn moved_arguments<'b>(
         .collect()
 }
 
-/// A number, `bool` or `char`: `Copy`, so not worth a check.
 /// Whether every argument, the receiver included, is a number, `bool`,
 /// `char` or shared reference bound to a plain name: values that a `move`
-/// closure can copy, and no attempt can tell from the arguments
-/// themselves.
+/// closure can copy without the body telling the copy from the argument.
 pub fn all_copied(sig: &Signature) -> bool {
     sig.inputs.iter().all(|input| match input {
         FnArg::Receiver(receiver) => {
@@ -120,6 +118,7 @@ pub fn all_copied(sig: &Signature) -> bool {
     })
 }
 
+/// A number, `bool` or `char`: `Copy`, so not worth a check.
 fn is_primitive(ty: &Type) -> bool {
     const PRIMITIVES: &[&str] = &[
         "u8", "u16", "u32", "u64", "u128", "usize", "i8", "i16", "i32", "i64", "i128", "isize",
@@ -202,4 +201,28 @@ impl<'ast> Visit<'ast> for Moves<'_> {
     }
 
     fn visit_item(&mut self, _: &'ast syn::Item) {}
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn copied(sig: &str) -> bool {
+        all_copied(&syn::parse_str::<Signature>(sig).unwrap())
+    }
+
+    #[test]
+    fn numbers_and_shared_references_are_copied_and_nothing_else() {
+        assert!(copied("fn f()"));
+        assert!(copied("fn f(mut n: u64, on: bool, c: char, s: &str)"));
+        assert!(copied("fn f(&self, key: &'a [u8])"));
+        assert!(!copied("fn f(&mut self)"));
+        assert!(!copied("fn f(self)"));
+        assert!(!copied("fn f(self: &Self)"));
+        assert!(!copied("fn f(n: u64, out: &mut Vec<u8>)"));
+        assert!(!copied("fn f(n: u64, name: String)"));
+        assert!(!copied("fn f(n: Wrapping<u64>)"));
+        assert!(!copied("fn f((a, b): (u64, u64))"));
+        assert!(!copied("fn f(ref n: u64)"));
+    }
 }

@@ -45,7 +45,7 @@ impl Classified for Error {
         match known(kind) {
             // A known kind is a copy and, for an OS error, its number; what
             // is left, out of line, keeps the registers that its calls need
-            // out of this frame (about 10 instructions of a retry).
+            // out of this frame (13 instructions of a retry).
             Some(known) if kind != ErrorKind::Other => with_errno(known, self.raw_os_error()),
             _ => unknown(self, kind),
         }

@@ -608,27 +608,26 @@ fn an_error_given_back_is_dropped_once() {
     waits();
 }
 
-/// Counts `n` up by one per attempt until it reaches `until`. Its arguments
-/// are numbers: the body's closure holds copies of them.
-#[retry(max = 4, backoff = none, sleep = record)]
-fn counts_up_in_a_copy(mut n: u32, until: u32) -> io::Result<u32> {
-    n += 1;
-    if n < until {
+/// Counts `n` up by one, and fails until it reaches `until`.
+fn count_up(n: &mut u32, until: u32) -> io::Result<u32> {
+    *n += 1;
+    if *n < until {
         Err(ErrorKind::ConnectionReset.into())
     } else {
-        Ok(n)
+        Ok(*n)
     }
+}
+
+/// Its arguments are numbers: the body's closure holds copies of them.
+#[retry(max = 4, backoff = none, sleep = record)]
+fn counts_up_in_a_copy(mut n: u32, until: u32) -> io::Result<u32> {
+    count_up(&mut n, until)
 }
 
 /// The same body in a loop with a hook, whose attempts borrow the arguments.
 #[retry(max = 4, backoff = none, sleep = record, on_retry = |_| {})]
 fn counts_up_in_a_borrow(mut n: u32, until: u32) -> io::Result<u32> {
-    n += 1;
-    if n < until {
-        Err(ErrorKind::ConnectionReset.into())
-    } else {
-        Ok(n)
-    }
+    count_up(&mut n, until)
 }
 
 #[test]

@@ -5,6 +5,7 @@
 //! was set) makes all of its attempts there.
 
 use core::fmt;
+use core::sync::atomic::Ordering;
 use core::time::Duration;
 
 use super::failure_state::{self, Inline, Made};
@@ -305,7 +306,14 @@ fn decide_and_retry<B: Backoff, S: failure_state::Slot>(
                 call.failed(class, &FailedValue(class), &no_span, &no_fields)
             }
             Some(Failure::Error(class)) => {
-                let class = call.error_class(|| class);
+                // Not `error_class`: no sync attempt is timed out (only
+                // async attempts have timers), so only what the body kept
+                // from a response can stand in for the classifier's.
+                debug_assert!(
+                    !call.timed_out.load(Ordering::Relaxed),
+                    "a sync attempt has no timer"
+                );
+                let class = call.with_pushback(class);
                 call.failed(class, &Describe(attempts), &no_span, &no_fields)
             }
         };

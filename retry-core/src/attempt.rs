@@ -726,11 +726,9 @@ impl<'p, B: Backoff, C: Clock, S: Slot> Call<'p, B, C, S> {
         match self.started {
             Some(started) => {
                 let since = self.clock.nanos_since(started);
-                match self.failures.peek() {
-                    Some(failures) if !failures.skipped.is_zero() => {
-                        since.saturating_add(saturating_nanos(failures.skipped))
-                    }
-                    _ => since,
+                match self.skipped() {
+                    Some(skipped) => since.saturating_add(saturating_nanos(skipped)),
+                    None => since,
                 }
             }
             None => saturating_nanos(self.start_clock_now()),
@@ -745,15 +743,24 @@ impl<'p, B: Backoff, C: Clock, S: Slot> Call<'p, B, C, S> {
         self.failures.peek().map_or(Duration::ZERO, |f| f.skipped)
     }
 
-    /// Time since `started`, skipped test-mode waits included. They are
-    /// added only when there are some: saturating arithmetic on a zero
-    /// costs a retry more than the check.
+    /// Time since `started`, skipped test-mode waits included.
     #[inline]
     fn elapsed_since(&self, started: C::Reading) -> Duration {
         let since = self.clock.since(started);
+        match self.skipped() {
+            Some(skipped) => since.saturating_add(skipped),
+            None => since,
+        }
+    }
+
+    /// The test-mode waits the call skipped, when there are some: adding
+    /// them only then, saturating arithmetic on a zero costs a retry more
+    /// than the check.
+    #[inline]
+    fn skipped(&self) -> Option<Duration> {
         match self.failures.peek() {
-            Some(failures) if !failures.skipped.is_zero() => since.saturating_add(failures.skipped),
-            _ => since,
+            Some(failures) if !failures.skipped.is_zero() => Some(failures.skipped),
+            _ => None,
         }
     }
 }

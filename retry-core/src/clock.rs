@@ -160,6 +160,11 @@ impl<C: Clock + ?Sized> Clock for &C {
     fn since(&self, earlier: C::Reading) -> Duration {
         (**self).since(earlier)
     }
+
+    #[inline]
+    fn nanos_since(&self, earlier: C::Reading) -> u64 {
+        (**self).nanos_since(earlier)
+    }
 }
 
 #[cfg(test)]

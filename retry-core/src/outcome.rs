@@ -51,7 +51,7 @@ impl<T, E> Outcome for Result<T, E> {
     type Value = T;
     type Error = E;
 
-    #[inline]
+    #[inline(always)]
     fn split(&self) -> Result<&T, &E> {
         self.as_ref()
     }
@@ -82,7 +82,7 @@ macro_rules! plain_outcomes {
             type Value = $ty;
             type Error = NoError;
 
-            #[inline]
+            #[inline(always)]
             fn split(&self) -> Result<&$ty, &NoError> {
                 Ok(self)
             }

@@ -110,12 +110,12 @@ impl<T: ?Sized, F: Fn(&T) -> Option<Classification>> JudgeValue<T> for F {
 pub struct NoFailure;
 
 impl<T: ?Sized> JudgeValue<T> for NoFailure {
-    #[inline]
+    #[inline(always)]
     fn judge(&self, _value: &T) -> Option<Classification> {
         None
     }
 
-    #[inline]
+    #[inline(always)]
     fn as_dyn(&self) -> Option<DynJudge<'_, T>> {
         None
     }

@@ -4,6 +4,7 @@
 //! that only a failure reaches. A call that may have spans (a subscriber
 //! was set) makes all of its attempts there.
 
+use core::cell::Cell;
 use core::fmt;
 use core::sync::atomic::Ordering;
 use core::time::Duration;
@@ -187,28 +188,41 @@ impl<R, A: FnMut() -> R> Body<R> for A {
     }
 }
 
-/// What the rest of a sync call reads of an attempt's outcome.
-enum Failure {
+/// What the rest of a sync call asks of its last attempt.
+enum Ask<'f, 'a> {
+    /// Run the body again, holding the outcome for the next question.
+    Run,
+    /// Drop the last outcome, so that nothing of a failed attempt is held
+    /// across the wait.
+    Clear,
+    /// How the last attempt failed, if it did.
+    Failure,
+    /// Write the last attempt's error, for the logs.
+    Describe(&'f mut fmt::Formatter<'a>),
+}
+
+/// What the last attempt of a sync call answers.
+enum Answer {
+    /// Nothing to report: the body ran, the outcome was dropped or
+    /// written, or the attempt succeeded.
+    Nothing,
     /// A value that is a failure: an error status, or a value `if_result`
     /// rejects.
     Value(Classification),
     /// An error, as its classifier sees it.
     Error(Classification),
+    /// The error could not be written.
+    WriteFailed,
 }
 
 /// The attempts of the rest of a sync call, seen without the outcome's
-/// type.
+/// type: one method, so that each outcome type makes one function for
+/// the rest to call, where a method for each question made four (each
+/// function an optimised build makes costs it about a million and a half
+/// instructions, however small).
 trait Attempts {
-    /// Runs the body again: the outcome that [`failure`](Self::failure)
-    /// reads.
-    fn run(&mut self);
-    /// Drops the last outcome, so that nothing of a failed attempt is held
-    /// across the wait.
-    fn clear(&mut self);
-    /// How the last attempt failed, or `None` for a success.
-    fn failure(&self) -> Option<Failure>;
-    /// The last attempt's error, for the logs.
-    fn describe(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result;
+    /// Answers `ask` about the last attempt.
+    fn ask(&mut self, ask: Ask<'_, '_>) -> Answer;
 }
 
 /// The outcome of a sync call's last attempt, with what runs and reads it.
@@ -222,35 +236,55 @@ struct LastAttempt<'a, R: Outcome> {
 }
 
 impl<R: Outcome> Attempts for LastAttempt<'_, R> {
-    fn run(&mut self) {
-        self.outcome = Some(self.attempt.run());
-    }
-
-    fn clear(&mut self) {
-        self.outcome = None;
-    }
-
-    fn failure(&self) -> Option<Failure> {
-        match self.outcome.as_ref()?.split() {
-            Ok(value) => self.judge_value?(value).map(Failure::Value),
-            Err(error) => Some(Failure::Error((self.classify)(error))),
-        }
-    }
-
-    fn describe(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.outcome.as_ref().map(Outcome::split) {
-            Some(Err(error)) => (self.describe)(error, f),
-            _ => Ok(()),
+    fn ask(&mut self, ask: Ask<'_, '_>) -> Answer {
+        let split = match ask {
+            Ask::Run => {
+                self.outcome = Some(self.attempt.run());
+                return Answer::Nothing;
+            }
+            Ask::Clear => {
+                self.outcome = None;
+                return Answer::Nothing;
+            }
+            Ask::Failure | Ask::Describe(_) => match &self.outcome {
+                Some(outcome) => outcome.split(),
+                None => return Answer::Nothing,
+            },
+        };
+        match (split, ask) {
+            (Ok(value), Ask::Failure) => match self.judge_value {
+                Some(judge) => match judge(value) {
+                    Some(class) => Answer::Value(class),
+                    None => Answer::Nothing,
+                },
+                None => Answer::Nothing,
+            },
+            (Err(error), Ask::Failure) => Answer::Error((self.classify)(error)),
+            (Err(error), Ask::Describe(f)) => match (self.describe)(error, f) {
+                Ok(()) => Answer::Nothing,
+                Err(fmt::Error) => Answer::WriteFailed,
+            },
+            _ => Answer::Nothing,
         }
     }
 }
 
-/// The last attempt's error, as `Display`.
-struct Describe<'a>(&'a dyn Attempts);
+/// The last attempt's error, as `Display`. Asking takes the attempts
+/// mutably, and `Display` lends itself shared: the cell lends them for
+/// the one question.
+struct Describe<'a>(Cell<Option<&'a mut dyn Attempts>>);
 
 impl fmt::Display for Describe<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        self.0.describe(f)
+        let Some(attempts) = self.0.take() else {
+            return Ok(());
+        };
+        let answer = attempts.ask(Ask::Describe(f));
+        self.0.set(Some(attempts));
+        match answer {
+            Answer::WriteFailed => Err(fmt::Error),
+            _ => Ok(()),
+        }
     }
 }
 
@@ -282,7 +316,9 @@ fn rest_of_call<B: Backoff>(
         None => {
             let mut call: Call<'_, B, SystemClock, Inline> = Call::start(policy, site, SystemClock);
             call.begin_attempt();
-            call.scope(policy, || attempts.run());
+            call.scope(policy, || {
+                attempts.ask(Ask::Run);
+            });
             decide_and_retry(policy, &mut call, attempts, sleep);
         }
     }
@@ -300,12 +336,13 @@ fn decide_and_retry<B: Backoff, S: failure_state::Slot>(
     sleep: &dyn Fn(Duration),
 ) {
     loop {
-        let decision = match attempts.failure() {
-            None => call.succeeded_then(policy, &no_span, Call::succeeded_after_retries_inline),
-            Some(Failure::Value(class)) => {
-                call.failed(class, &FailedValue(class), &no_span, &no_fields)
+        let decision = match attempts.ask(Ask::Failure) {
+            // `WriteFailed` answers only a question to write the error.
+            Answer::Nothing | Answer::WriteFailed => {
+                call.succeeded_then(policy, &no_span, Call::succeeded_after_retries_inline)
             }
-            Some(Failure::Error(class)) => {
+            Answer::Value(class) => call.failed(class, &FailedValue(class), &no_span, &no_fields),
+            Answer::Error(class) => {
                 // Not `error_class`: no sync attempt is timed out (only
                 // async attempts have timers), so only what the body kept
                 // from a response can stand in for the classifier's.
@@ -314,19 +351,26 @@ fn decide_and_retry<B: Backoff, S: failure_state::Slot>(
                     "a sync attempt has no timer"
                 );
                 let class = call.with_pushback(class);
-                call.failed(class, &Describe(attempts), &no_span, &no_fields)
+                call.failed(
+                    class,
+                    &Describe(Cell::new(Some(&mut *attempts))),
+                    &no_span,
+                    &no_fields,
+                )
             }
         };
         let delay = match decision {
             Decision::Return | Decision::GiveUp(_) => return,
             Decision::Retry(delay) => delay,
         };
-        attempts.clear();
+        attempts.ask(Ask::Clear);
         sleep(delay);
         // Counted here, where a call of its own would cost each retry more
         // than the count: the attempt waits for no permit.
         call.retry_starts_inline();
         call.begin_attempt();
-        call.scope(policy, || attempts.run());
+        call.scope(policy, || {
+            attempts.ask(Ask::Run);
+        });
     }
 }

@@ -6,6 +6,7 @@
 
 use core::cell::Cell;
 use core::fmt;
+use core::mem::{self, ManuallyDrop};
 use core::sync::atomic::Ordering;
 use core::time::Duration;
 
@@ -105,7 +106,7 @@ where
     };
     // Built here and handed over whole: the rest reads it where it is.
     let last = LastAttempt {
-        outcome,
+        outcome: ManuallyDrop::new(outcome),
         attempt: &mut attempt,
         classify,
         describe: &describe,
@@ -168,7 +169,7 @@ fn rest_sync<B: Backoff, R: Outcome>(
     // How the call started is read where the first attempt left it: only
     // the call state copies its frame.
     rest_of_call(policy, site, started.as_ref(), &mut last, sleep);
-    last.outcome
+    ManuallyDrop::into_inner(last.outcome)
         .expect("the rest of a call returns on an attempt's outcome")
 }
 
@@ -227,7 +228,11 @@ trait Attempts {
 
 /// The outcome of a sync call's last attempt, with what runs and reads it.
 struct LastAttempt<'a, R: Outcome> {
-    outcome: Option<R>,
+    /// Dropped only by [`Ask::Clear`], which the rest of the call also asks
+    /// when it unwinds ([`ClearOnUnwind`]): each place that drops an
+    /// outcome inlines its drop, which an optimised build, for an
+    /// `io::Error`, spends about a million instructions on.
+    outcome: ManuallyDrop<Option<R>>,
     attempt: &'a mut dyn Body<R>,
     classify: &'a dyn Fn(&R::Error) -> Classification,
     describe: &'a dyn Fn(&R::Error, &mut fmt::Formatter<'_>) -> fmt::Result,
@@ -239,14 +244,19 @@ impl<R: Outcome> Attempts for LastAttempt<'_, R> {
     fn ask(&mut self, ask: Ask<'_, '_>) -> Answer {
         let split = match ask {
             Ask::Run => {
-                self.outcome = Some(self.attempt.run());
+                let outcome = self.attempt.run();
+                // Nothing to drop: the rest clears an outcome before it runs
+                // the body again, and the first attempt it runs has none.
+                let previous = self.outcome.replace(outcome);
+                debug_assert!(previous.is_none(), "an outcome was not cleared");
+                mem::forget(previous);
                 return Answer::Nothing;
             }
             Ask::Clear => {
-                self.outcome = None;
+                *self.outcome = None;
                 return Answer::Nothing;
             }
-            Ask::Failure | Ask::Describe(_) => match &self.outcome {
+            Ask::Failure | Ask::Describe(_) => match &*self.outcome {
                 Some(outcome) => outcome.split(),
                 None => return Answer::Nothing,
             },
@@ -300,6 +310,8 @@ fn rest_of_call<B: Backoff>(
     attempts: &mut dyn Attempts,
     sleep: &dyn Fn(Duration),
 ) {
+    let unwinding = ClearOnUnwind(attempts);
+    let attempts = &mut *unwinding.0;
     match started {
         Some(Started {
             frame,
@@ -321,6 +333,19 @@ fn rest_of_call<B: Backoff>(
             });
             decide_and_retry(policy, &mut call, attempts, sleep);
         }
+    }
+    // Returned: the caller takes the last outcome.
+    mem::forget(unwinding);
+}
+
+/// Drops the last outcome when the rest of a sync call unwinds (a
+/// classifier, a sleeper or the body panicked), which [`LastAttempt`]
+/// leaves to [`Ask::Clear`]. Forgotten when the rest returns.
+struct ClearOnUnwind<'a>(&'a mut dyn Attempts);
+
+impl Drop for ClearOnUnwind<'_> {
+    fn drop(&mut self) {
+        self.0.ask(Ask::Clear);
     }
 }
 

@@ -218,9 +218,9 @@ enum Answer {
 
 /// The attempts of the rest of a sync call, seen without the outcome's
 /// type: one method, so that each outcome type makes one function for
-/// the rest to call, where a method for each question made four (each
-/// function an optimised build makes costs it about a million and a half
-/// instructions, however small).
+/// the rest to call, where a method for each question made four, which
+/// cost an optimised build over a million instructions more for each
+/// outcome type.
 trait Attempts {
     /// Answers `ask` about the last attempt.
     fn ask(&mut self, ask: Ask<'_, '_>) -> Answer;

@@ -242,7 +242,7 @@ struct LastAttempt<'a, R: Outcome> {
 
 impl<R: Outcome> Attempts for LastAttempt<'_, R> {
     fn ask(&mut self, ask: Ask<'_, '_>) -> Answer {
-        let split = match ask {
+        match ask {
             Ask::Run => {
                 let outcome = self.attempt.run();
                 // Nothing to drop: the rest clears an outcome before it runs
@@ -250,31 +250,37 @@ impl<R: Outcome> Attempts for LastAttempt<'_, R> {
                 let previous = self.outcome.replace(outcome);
                 debug_assert!(previous.is_none(), "an outcome was not cleared");
                 mem::forget(previous);
-                return Answer::Nothing;
+                Answer::Nothing
             }
             Ask::Clear => {
                 *self.outcome = None;
-                return Answer::Nothing;
+                Answer::Nothing
             }
-            Ask::Failure | Ask::Describe(_) => match &*self.outcome {
-                Some(outcome) => outcome.split(),
-                None => return Answer::Nothing,
-            },
-        };
-        match (split, ask) {
-            (Ok(value), Ask::Failure) => match self.judge_value {
-                Some(judge) => match judge(value) {
-                    Some(class) => Answer::Value(class),
-                    None => Answer::Nothing,
+            // Matched without `Option`'s combinators: each closure given to
+            // one would be one more function for each outcome type.
+            Ask::Failure => match &*self.outcome {
+                Some(outcome) => match outcome.split() {
+                    Ok(value) => match self.judge_value {
+                        Some(judge) => match judge(value) {
+                            Some(class) => Answer::Value(class),
+                            None => Answer::Nothing,
+                        },
+                        None => Answer::Nothing,
+                    },
+                    Err(error) => Answer::Error((self.classify)(error)),
                 },
                 None => Answer::Nothing,
             },
-            (Err(error), Ask::Failure) => Answer::Error((self.classify)(error)),
-            (Err(error), Ask::Describe(f)) => match (self.describe)(error, f) {
-                Ok(()) => Answer::Nothing,
-                Err(fmt::Error) => Answer::WriteFailed,
+            Ask::Describe(f) => match &*self.outcome {
+                Some(outcome) => match outcome.split() {
+                    Err(error) => match (self.describe)(error, f) {
+                        Ok(()) => Answer::Nothing,
+                        Err(fmt::Error) => Answer::WriteFailed,
+                    },
+                    Ok(_) => Answer::Nothing,
+                },
+                None => Answer::Nothing,
             },
-            _ => Answer::Nothing,
         }
     }
 }

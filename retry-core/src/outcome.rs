@@ -51,6 +51,8 @@ impl<T, E> Outcome for Result<T, E> {
     type Value = T;
     type Error = E;
 
+    // Always: a function of its own would be optimised again for each
+    // outcome type that the rest of a sync call reads.
     #[inline(always)]
     fn split(&self) -> Result<&T, &E> {
         self.as_ref()
@@ -82,6 +84,7 @@ macro_rules! plain_outcomes {
             type Value = $ty;
             type Error = NoError;
 
+            // Always, as `Result`'s.
             #[inline(always)]
             fn split(&self) -> Result<&$ty, &NoError> {
                 Ok(self)

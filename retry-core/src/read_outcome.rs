@@ -109,6 +109,8 @@ impl<T: ?Sized, F: Fn(&T) -> Option<Classification>> JudgeValue<T> for F {
 #[derive(Clone, Copy, Debug)]
 pub struct NoFailure;
 
+// Inlined always: made for each value type, a function of its own would
+// be optimised again for each outcome type, to return `None`.
 impl<T: ?Sized> JudgeValue<T> for NoFailure {
     #[inline(always)]
     fn judge(&self, _value: &T) -> Option<Classification> {

@@ -2,7 +2,7 @@
 //! function names instead of a `static` of its own: rustc checks and
 //! evaluates each function's `static` item on its own, but an associated
 //! constant of a type it has checked once only for its values
-//! (BENCHMARKS.md, Compile cost, gives what that saves).
+//! (`benches/HISTORY.md`, Compile cost, gives what that saved).
 
 use proc_macro2::{Ident, Literal, Span, TokenStream};
 use quote::quote_spanned;

@@ -25,12 +25,16 @@
 # macro reads the tokens it is given.
 #
 # TIMES=0 leaves the timings out (with INSTRUCTIONS=1, only the counts);
-# SHAPES names the shapes to measure.
+# SHAPES names the shapes to measure. MACRO_OPT_LEVEL=3 gives the generated
+# crates `[profile.*.build-override] opt-level = 3`, so that the attribute
+# (and syn, quote and proc-macro2 under it) runs optimised, where cargo
+# builds build-time code at opt-level 0 by default.
 #
 #   scripts/compile-cost.sh                   # N=200, 3 runs
 #   N=400 RUNS=5 scripts/compile-cost.sh
 #   INSTRUCTIONS=1 scripts/compile-cost.sh
 #   TIMES=0 INSTRUCTIONS=1 SHAPES="shared distinct" scripts/compile-cost.sh
+#   TIMES=0 INSTRUCTIONS=1 MACRO_OPT_LEVEL=3 scripts/compile-cost.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -38,7 +42,7 @@ n=${N:-200}
 runs=${RUNS:-3}
 shapes=${SHAPES:-shared distinct async long}
 root=$(pwd)
-work="$root/target/compile-cost"
+work="$root/target/compile-cost${MACRO_OPT_LEVEL:+-opt$MACRO_OPT_LEVEL}"
 mkdir -p "$work"
 
 # The crate of one variant and shape with $3 functions, in
@@ -59,6 +63,10 @@ publish = false
 reattempt = { path = "$root" }
 backon = "1"
 EOF
+    if [ -n "${MACRO_OPT_LEVEL:-}" ]; then
+        printf '\n[profile.%s.build-override]\nopt-level = %s\n' \
+            dev "$MACRO_OPT_LEVEL" release "$MACRO_OPT_LEVEL" >>"$dir/Cargo.toml"
+    fi
     {
         echo '#![allow(dead_code)]'
         echo '#[inline(never)]'
@@ -146,7 +154,7 @@ if [ "${TIMES:-1}" = 1 ]; then
         done
     done
 
-    echo "## Compile cost per annotated function ($n functions, median of $runs rebuilds)"
+    echo "## Compile cost per annotated function ($n functions, median of $runs rebuilds)${MACRO_OPT_LEVEL:+, build-time code at opt-level $MACRO_OPT_LEVEL}"
     echo
     echo "Milliseconds per function over the plain crate, and the crate's own seconds."
     echo
@@ -204,7 +212,7 @@ instructions() {
 }
 
 echo
-echo "## Instructions rustc executes per annotated function (callgrind: 40 functions less 20, over 20)"
+echo "## Instructions rustc executes per annotated function (callgrind: 40 functions less 20, over 20)${MACRO_OPT_LEVEL:+, build-time code at opt-level $MACRO_OPT_LEVEL}"
 echo
 printf '| variant | shape | release build (millions) | check (millions) | of the check, the attribute (millions) | check from nothing (millions) |\n'
 printf '|---|---|---:|---:|---:|---:|\n'

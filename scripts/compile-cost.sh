@@ -25,8 +25,8 @@
 # macro reads the tokens it is given.
 #
 # TIMES=0 leaves the timings out (with INSTRUCTIONS=1, only the counts);
-# SHAPES names the shapes to measure. MACRO_OPT_LEVEL=3 gives the generated
-# crates `[profile.*.build-override] opt-level = 3`, so that the attribute
+# SHAPES names the shapes to measure. MACRO_OPT_LEVEL=N gives the generated
+# crates `[profile.*.build-override] opt-level = N`, so that the attribute
 # (and syn, quote and proc-macro2 under it) runs optimised, where cargo
 # builds build-time code at opt-level 0 by default.
 #
@@ -43,6 +43,8 @@ runs=${RUNS:-3}
 shapes=${SHAPES:-shared distinct async long}
 root=$(pwd)
 work="$root/target/compile-cost${MACRO_OPT_LEVEL:+-opt$MACRO_OPT_LEVEL}"
+# What each table's title adds when the build-time code is optimised.
+optimised=${MACRO_OPT_LEVEL:+, build-time code at opt-level $MACRO_OPT_LEVEL}
 mkdir -p "$work"
 
 # The crate of one variant and shape with $3 functions, in
@@ -154,7 +156,7 @@ if [ "${TIMES:-1}" = 1 ]; then
         done
     done
 
-    echo "## Compile cost per annotated function ($n functions, median of $runs rebuilds)${MACRO_OPT_LEVEL:+, build-time code at opt-level $MACRO_OPT_LEVEL}"
+    echo "## Compile cost per annotated function ($n functions, median of $runs rebuilds)$optimised"
     echo
     echo "Milliseconds per function over the plain crate, and the crate's own seconds."
     echo
@@ -212,7 +214,7 @@ instructions() {
 }
 
 echo
-echo "## Instructions rustc executes per annotated function (callgrind: 40 functions less 20, over 20)${MACRO_OPT_LEVEL:+, build-time code at opt-level $MACRO_OPT_LEVEL}"
+echo "## Instructions rustc executes per annotated function (callgrind: 40 functions less 20, over 20)$optimised"
 echo
 printf '| variant | shape | release build (millions) | check (millions) | of the check, the attribute (millions) | check from nothing (millions) |\n'
 printf '|---|---|---:|---:|---:|---:|\n'

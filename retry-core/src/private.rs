@@ -4,6 +4,7 @@
 
 use core::fmt;
 use core::future::Future;
+use core::ops::Deref;
 use core::time::Duration;
 
 use crate::timeout::AttemptTimeout;
@@ -28,10 +29,7 @@ pub use crate::jitter::Jitter;
 pub use crate::outcome::{Fallible, FromBreakerOpen, FromTimeout, Outcome};
 pub use crate::policy::Nested;
 pub use crate::policy::Policy;
-pub use crate::read_outcome::{
-    AcceptsValue, DescribesDebug, DescribesDisplay, ErrorProbe, JudgeValue, JudgesValue, NoFailure,
-    Probe, ValueProbe,
-};
+pub use crate::read_outcome::{ErrorProbe, Fallback, JudgeValue, NoFailure, Probe, ValueProbe};
 pub use crate::stats::Site;
 pub use tracing;
 
@@ -137,38 +135,45 @@ pub fn call_hook<C: ?Sized, T>(context: &C, hook: impl FnOnce(&C) -> T) -> T {
 
 /// A hook's return value on an async function: a future to await, or `()`.
 ///
-/// The expansion calls `HookReturn(value).__retry_hook()`: method
-/// resolution takes `HookReturn<F>` by value first, which [`HookFuture`]
-/// provides when `F` is a future; only then does it borrow and find
-/// [`HookUnit`] for `()`.
-pub struct HookReturn<T>(pub T);
+/// The expansion calls `HookReturn::new(value).__retry_hook()`: method
+/// resolution takes the inherent method of `HookReturn<F>` by value first,
+/// which applies when `F` is a future; only then does it deref to
+/// [`UnitHook`] and find its method for `()`.
+pub struct HookReturn<T>(UnitHook<T>);
 
-/// A hook that returned a future: the future.
-pub trait HookFuture {
-    /// The future to await.
-    type Future: Future<Output = ()>;
-    /// The future.
-    fn __retry_hook(self) -> Self::Future;
-}
+/// What a [`HookReturn`] derefs to: a hook that returned `()`.
+pub struct UnitHook<T>(T);
 
-impl<F: Future<Output = ()>> HookFuture for HookReturn<F> {
-    type Future = F;
-
+impl<T> HookReturn<T> {
+    /// A hook's return value, to be probed.
     #[inline]
-    fn __retry_hook(self) -> F {
-        self.0
+    pub const fn new(value: T) -> HookReturn<T> {
+        HookReturn(UnitHook(value))
     }
 }
 
-/// A hook that returned `()`: nothing to wait for.
-pub trait HookUnit {
-    /// A future that is ready at once.
-    fn __retry_hook(self) -> core::future::Ready<()>;
+impl<T> Deref for HookReturn<T> {
+    type Target = UnitHook<T>;
+
+    #[inline]
+    fn deref(&self) -> &UnitHook<T> {
+        &self.0
+    }
 }
 
-impl HookUnit for &HookReturn<()> {
+impl<F: Future<Output = ()>> HookReturn<F> {
+    /// A hook that returned a future: the future, to await.
     #[inline]
-    fn __retry_hook(self) -> core::future::Ready<()> {
+    pub fn __retry_hook(self) -> F {
+        self.0.0
+    }
+}
+
+impl UnitHook<()> {
+    /// A hook that returned `()`: nothing to wait for, a future that is
+    /// ready at once.
+    #[inline]
+    pub fn __retry_hook(&self) -> core::future::Ready<()> {
         core::future::ready(())
     }
 }
@@ -286,18 +291,23 @@ pub fn timer(_limit: Duration) -> EnableTheTokioFeatureOrPassSleepToRetry {
 /// lets a deadline cut a running async attempt when the function's error
 /// type can stand for a timeout, and leaves the attempt to run otherwise.
 ///
-/// The expansion calls `(&TimeoutOf::<R>::new()).__retry_from_timeout()`:
-/// method resolution first finds [`Timeoutable`], implemented on
-/// `TimeoutOf<R>` when `R: FromTimeout`, and only then borrows again to
-/// find [`NotTimeoutable`] on `&TimeoutOf<R>`.
+/// The expansion calls `TimeoutOf::<R>::new().__retry_from_timeout()`:
+/// method resolution first finds the inherent method of `TimeoutOf<R>`,
+/// which applies when `R: FromTimeout`, and only then derefs to
+/// [`NotFromTimeout`] and finds its method.
 #[derive(Debug)]
-pub struct TimeoutOf<R>(core::marker::PhantomData<fn() -> R>);
+pub struct TimeoutOf<R>(NotFromTimeout<R>);
+
+/// What a [`TimeoutOf`] derefs to: an outcome type that cannot be made
+/// from a timeout.
+#[derive(Debug)]
+pub struct NotFromTimeout<R>(core::marker::PhantomData<fn() -> R>);
 
 impl<R> TimeoutOf<R> {
     /// The probe for `R`.
     #[inline]
     pub const fn new() -> TimeoutOf<R> {
-        TimeoutOf(core::marker::PhantomData)
+        TimeoutOf(NotFromTimeout(core::marker::PhantomData))
     }
 }
 
@@ -307,28 +317,27 @@ impl<R> Default for TimeoutOf<R> {
     }
 }
 
-/// `R` can be made from a timeout.
-pub trait Timeoutable<R> {
-    /// `R::from_timeout`.
-    fn __retry_from_timeout(&self) -> Option<fn(AttemptTimeout) -> R>;
+impl<R> Deref for TimeoutOf<R> {
+    type Target = NotFromTimeout<R>;
+
+    #[inline]
+    fn deref(&self) -> &NotFromTimeout<R> {
+        &self.0
+    }
 }
 
-impl<R: FromTimeout> Timeoutable<R> for TimeoutOf<R> {
+impl<R: FromTimeout> TimeoutOf<R> {
+    /// `R` can be made from a timeout: `R::from_timeout`.
     #[inline]
-    fn __retry_from_timeout(&self) -> Option<fn(AttemptTimeout) -> R> {
+    pub fn __retry_from_timeout(&self) -> Option<fn(AttemptTimeout) -> R> {
         Some(R::from_timeout)
     }
 }
 
-/// `R` cannot be made from a timeout.
-pub trait NotTimeoutable<R> {
-    /// `None`.
-    fn __retry_from_timeout(&self) -> Option<fn(AttemptTimeout) -> R>;
-}
-
-impl<R> NotTimeoutable<R> for &TimeoutOf<R> {
+impl<R> NotFromTimeout<R> {
+    /// `R` cannot be made from a timeout: `None`.
     #[inline]
-    fn __retry_from_timeout(&self) -> Option<fn(AttemptTimeout) -> R> {
+    pub fn __retry_from_timeout(&self) -> Option<fn(AttemptTimeout) -> R> {
         None
     }
 }
@@ -357,10 +366,31 @@ pub type AsyncClock = SystemClock;
 /// as it is, anything else by `Debug`, so that a URL is `http://..` and not
 /// `"http://.."`.
 ///
-/// The expansion calls `(&&FieldOf(&arg)).__retry_field()`: method
-/// resolution finds [`FieldText`] on `&FieldOf<T>` when `T: AsRef<str>`,
-/// and only then borrows again to find [`FieldDebug`].
-pub struct FieldOf<'a, T: ?Sized>(pub &'a T);
+/// The expansion calls `FieldOf::new(&arg).__retry_field()`: method
+/// resolution finds the inherent method of `FieldOf<T>` when
+/// `T: AsRef<str>`, and only then derefs to [`FieldByDebug`] and finds its
+/// method.
+pub struct FieldOf<'a, T: ?Sized>(FieldByDebug<'a, T>);
+
+/// What a [`FieldOf`] derefs to: an argument written by `Debug`.
+pub struct FieldByDebug<'a, T: ?Sized>(&'a T);
+
+impl<'a, T: ?Sized> FieldOf<'a, T> {
+    /// The argument, to be probed.
+    #[inline]
+    pub const fn new(value: &'a T) -> FieldOf<'a, T> {
+        FieldOf(FieldByDebug(value))
+    }
+}
+
+impl<'a, T: ?Sized> Deref for FieldOf<'a, T> {
+    type Target = FieldByDebug<'a, T>;
+
+    #[inline]
+    fn deref(&self) -> &FieldByDebug<'a, T> {
+        &self.0
+    }
+}
 
 /// A field's value, ready to be written.
 pub enum FieldValue<'a> {
@@ -379,28 +409,18 @@ impl fmt::Debug for FieldValue<'_> {
     }
 }
 
-/// The text arm of [`FieldOf`].
-pub trait FieldText<'a> {
-    /// The value as text.
-    fn __retry_field(&self) -> FieldValue<'a>;
-}
-
-impl<'a, T: AsRef<str> + ?Sized> FieldText<'a> for &FieldOf<'a, T> {
+impl<'a, T: AsRef<str> + ?Sized> FieldOf<'a, T> {
+    /// Text: the value as it is.
     #[inline]
-    fn __retry_field(&self) -> FieldValue<'a> {
-        FieldValue::Text(self.0.as_ref())
+    pub fn __retry_field(&self) -> FieldValue<'a> {
+        FieldValue::Text(self.0.0.as_ref())
     }
 }
 
-/// The `Debug` arm of [`FieldOf`].
-pub trait FieldDebug<'a> {
-    /// The value by `Debug`.
-    fn __retry_field(&self) -> FieldValue<'a>;
-}
-
-impl<'a, T: fmt::Debug> FieldDebug<'a> for &&FieldOf<'a, T> {
+impl<'a, T: fmt::Debug> FieldByDebug<'a, T> {
+    /// Anything else: the value by `Debug`.
     #[inline]
-    fn __retry_field(&self) -> FieldValue<'a> {
+    pub fn __retry_field(&self) -> FieldValue<'a> {
         FieldValue::Debug(self.0)
     }
 }

@@ -1,31 +1,42 @@
 //! How the expansion reads an outcome: its error's text and its value's
-//! judgement, picked by autoref on the error or value type.
+//! judgement, picked by method resolution on the error or value type.
 //!
-//! The expansion calls `(&ErrorProbe::<R>::new()).__retry_describer()` and
-//! `(&ValueProbe::<R>::new()).__retry_judge()` when it can name the
+//! The expansion calls `ErrorProbe::<R>::new().__retry_describer()` and
+//! `ValueProbe::<R>::new().__retry_judge()` when it can name the
 //! function's outcome type `R` (the probes of `<R as Outcome>::Error` and
 //! `<R as Outcome>::Value`, by aliases that the expansion names in fewer
-//! tokens), and `(&Probe::of(e))` on the error or value itself inside a
-//! closure when it cannot. Method resolution first finds the
-//! impls on `Probe<T>` ([`DescribesDisplay`], [`JudgesValue`]), which apply
-//! when the error is `Display` or the value [`ClassifiedValue`], and only
-//! then borrows again to find those on `&Probe<T>` ([`DescribesDebug`],
-//! [`AcceptsValue`]). Each gives a function item, the same for every
-//! function of that type, and of no size: a function that passes it on to
-//! the failure path stores nothing for it on its success path. A value
-//! that is never a failure gets [`NoFailure`], which is not even a
-//! function: nothing is made for its type, and the rest of the call is
-//! told there is no judgement.
+//! tokens), and `Probe::of(e)` on the error or value itself inside a
+//! closure when it cannot. Method resolution first finds the inherent
+//! methods of `Probe<T>`, which apply when the error is `Display` or the
+//! value [`ClassifiedValue`]; when their bounds do not hold, it derefs to
+//! [`Fallback<T>`] and finds its methods, for an error that is `Debug` and
+//! for any value. Inherent methods, not traits, so that the expansion
+//! imports no trait into the user's body, where each trait in scope is one
+//! more that rustc considers for every method call.
+//!
+//! Each gives a function item, the same for every function of that type,
+//! and of no size: a function that passes it on to the failure path stores
+//! nothing for it on its success path. A value that is never a failure
+//! gets [`NoFailure`], which is not even a function: nothing is made for
+//! its type, and the rest of the call is told there is no judgement.
 
 use core::fmt;
 use core::marker::PhantomData;
+use core::ops::Deref;
 
 use crate::class::Classification;
 use crate::classify::ClassifiedValue;
 
-/// The probe for the type `T`.
+/// The probe for the type `T`: its methods read a type that is `Display`
+/// (an error) or [`ClassifiedValue`] (a value), and it derefs to
+/// [`Fallback<T>`] for any other.
 #[derive(Debug)]
-pub struct Probe<T: ?Sized>(PhantomData<fn() -> *const T>);
+pub struct Probe<T: ?Sized>(Fallback<T>);
+
+/// What a [`Probe`] derefs to: its methods read an error by `Debug` and
+/// judge any value a success.
+#[derive(Debug)]
+pub struct Fallback<T: ?Sized>(PhantomData<fn() -> *const T>);
 
 /// The probe of an outcome's error type.
 pub type ErrorProbe<R> = Probe<<R as crate::outcome::Outcome>::Error>;
@@ -37,7 +48,7 @@ impl<T: ?Sized> Probe<T> {
     /// The probe for `T`, named.
     #[inline]
     pub const fn new() -> Probe<T> {
-        Probe(PhantomData)
+        Probe(Fallback(PhantomData))
     }
 
     /// The probe for the type of `value`.
@@ -53,26 +64,24 @@ impl<T: ?Sized> Default for Probe<T> {
     }
 }
 
-/// An error that is `Display`: written with it.
-pub trait DescribesDisplay<T: ?Sized> {
-    /// `Display::fmt`.
-    fn __retry_describer(&self) -> impl Fn(&T, &mut fmt::Formatter<'_>) -> fmt::Result + Copy;
+impl<T: ?Sized> Deref for Probe<T> {
+    type Target = Fallback<T>;
+
+    fn deref(&self) -> &Fallback<T> {
+        &self.0
+    }
 }
 
-impl<T: fmt::Display + ?Sized> DescribesDisplay<T> for Probe<T> {
-    fn __retry_describer(&self) -> impl Fn(&T, &mut fmt::Formatter<'_>) -> fmt::Result + Copy {
+impl<T: fmt::Display + ?Sized> Probe<T> {
+    /// An error that is `Display` is written with it: `Display::fmt`.
+    pub fn __retry_describer(&self) -> impl Fn(&T, &mut fmt::Formatter<'_>) -> fmt::Result + Copy {
         <T as fmt::Display>::fmt
     }
 }
 
-/// Any other error: written with `Debug`.
-pub trait DescribesDebug<T: ?Sized> {
-    /// `Debug::fmt`.
-    fn __retry_describer(&self) -> impl Fn(&T, &mut fmt::Formatter<'_>) -> fmt::Result + Copy;
-}
-
-impl<T: fmt::Debug + ?Sized> DescribesDebug<T> for &Probe<T> {
-    fn __retry_describer(&self) -> impl Fn(&T, &mut fmt::Formatter<'_>) -> fmt::Result + Copy {
+impl<T: fmt::Debug + ?Sized> Fallback<T> {
+    /// Any other error is written with `Debug`: `Debug::fmt`.
+    pub fn __retry_describer(&self) -> impl Fn(&T, &mut fmt::Formatter<'_>) -> fmt::Result + Copy {
         <T as fmt::Debug>::fmt
     }
 }
@@ -123,26 +132,18 @@ impl<T: ?Sized> JudgeValue<T> for NoFailure {
     }
 }
 
-/// A value that may be a failure ([`ClassifiedValue`]): judged by it.
-pub trait JudgesValue<T: ?Sized> {
+impl<T: ClassifiedValue + ?Sized> Probe<T> {
+    /// A value that may be a failure is judged by its type:
     /// [`ClassifiedValue::failure`].
-    fn __retry_judge(&self) -> impl Fn(&T) -> Option<Classification> + Copy;
-}
-
-impl<T: ClassifiedValue + ?Sized> JudgesValue<T> for Probe<T> {
-    fn __retry_judge(&self) -> impl Fn(&T) -> Option<Classification> + Copy {
+    pub fn __retry_judge(&self) -> impl Fn(&T) -> Option<Classification> + Copy {
         <T as ClassifiedValue>::failure
     }
 }
 
-/// Any other value: never a failure.
-pub trait AcceptsValue {
-    /// [`NoFailure`], which makes nothing of the value's type.
-    fn __retry_judge(&self) -> NoFailure;
-}
-
-impl<T: ?Sized> AcceptsValue for &Probe<T> {
-    fn __retry_judge(&self) -> NoFailure {
+impl<T: ?Sized> Fallback<T> {
+    /// Any other value is never a failure: [`NoFailure`], which makes
+    /// nothing of the value's type.
+    pub fn __retry_judge(&self) -> NoFailure {
         NoFailure
     }
 }
@@ -162,15 +163,15 @@ mod tests {
 
     #[test]
     fn a_classified_value_is_judged_by_its_type_and_any_other_never_fails() {
-        // As the expansion calls it: on a borrowed probe.
-        let probe = &Probe::<Reply>::new();
+        // As the expansion calls it.
+        let probe = Probe::<Reply>::new();
         let judge = probe.__retry_judge();
         assert_eq!(judge.judge(&Reply(3)), Some(Classification::transient()));
         assert_eq!(judge.judge(&Reply(4)), None);
         let as_dyn = judge.as_dyn().expect("a value type that may fail");
         assert_eq!(as_dyn(&Reply(3)), Some(Classification::transient()));
 
-        let judge = (&Probe::<u64>::new()).__retry_judge();
+        let judge = Probe::<u64>::new().__retry_judge();
         assert_eq!(JudgeValue::<u64>::judge(&judge, &7), None);
         // The rest of a call is told there is nothing to judge.
         assert!(JudgeValue::<u64>::as_dyn(&judge).is_none());

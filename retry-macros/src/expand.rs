@@ -117,7 +117,7 @@ pub fn expand(mut args: Args, function: Function) -> syn::Result<TokenStream> {
         Some(path) => path.to_token_stream(),
         None => code!(::reattempt),
     };
-    // The run-time support, named through an alias that `traits` imports:
+    // The run-time support, named through an alias that `private_import` imports:
     // one ident where the path is used. An ident, not a token stream: the
     // macro's cost is mostly in the token streams it joins.
     let private = Ident::new("__retry_private", Span::mixed_site());
@@ -146,7 +146,7 @@ pub fn expand(mut args: Args, function: Function) -> syn::Result<TokenStream> {
     // Whether a sync function's first attempt may run before its call is
     // built, when its policy is a constant.
     let early = !is_async && first_attempt_early(&args);
-    let traits = traits(&args, &krate, &private, is_async);
+    let import = private_import(&krate, &private);
     let moved = moved_checks(&sig, &body, &kind, &args, &private);
     let Prelude {
         items,
@@ -194,21 +194,21 @@ pub fn expand(mut args: Args, function: Function) -> syn::Result<TokenStream> {
                 let capture = moves::all_copied(&sig).then(|| code!(move));
                 let looped =
                     parts.early_first_attempt(&args, code!(#capture || #annotation #block));
-                code!({ #(#inner_attrs)* #traits #moved #items #looped })
+                code!({ #(#inner_attrs)* #import #moved #items #looped })
             } else {
                 let looped = parts.retry_loop(
                     &args,
                     code!(__retry_call.scope(#policy, || #annotation #block)),
                 );
                 let prelude = prelude();
-                code!({ #(#inner_attrs)* #traits #prelude #looped })
+                code!({ #(#inner_attrs)* #import #prelude #looped })
             }
         }
         Kind::Async => {
             let block = attempt_body(&body, &args);
             let looped = parts.retry_loop(&args, parts.async_attempt(&args, block));
             let prelude = prelude();
-            code!({ #(#inner_attrs)* #traits #prelude #looped })
+            code!({ #(#inner_attrs)* #import #prelude #looped })
         }
         Kind::AsyncBlock {
             block: mut whole,
@@ -224,7 +224,7 @@ pub fn expand(mut args: Args, function: Function) -> syn::Result<TokenStream> {
             let block = attempt_body(&item::Body::of(&retried), &args);
             let looped = parts.retry_loop(&args, parts.async_attempt(&args, block));
             let prelude = prelude();
-            tail.block = syn::parse_quote!({ #traits #prelude #looped });
+            tail.block = syn::parse_quote!({ #import #prelude #looped });
             code!({ #(#inner_attrs)* #whole })
         }
     };
@@ -234,29 +234,17 @@ pub fn expand(mut args: Args, function: Function) -> syn::Result<TokenStream> {
     })
 }
 
-/// The traits that pick, by autoref, how the expansion's method calls read
-/// the user's types (an error's text, a value's judgement, a field, a
-/// timeout, a hook's return), imported once for the whole body: an import
-/// in each closure made each closure's block a scope of its own to resolve.
-fn traits(args: &Args, krate: &TokenStream, private: &Ident, is_async: bool) -> TokenStream {
-    let mut pairs = vec![code!(self as #private, DescribesDebug as _, DescribesDisplay as _)];
-    if args.if_result.is_none() {
-        pairs.push(code!(AcceptsValue as _, JudgesValue as _));
-    }
-    if args.fields.is_some() {
-        pairs.push(code!(FieldDebug as _, FieldText as _));
-    }
-    // Only what the expansion calls: each trait in scope is one more that
-    // rustc considers for every method call in the body.
-    if is_async && args.attempt_timeout.is_none() && args.deadline.is_some() {
-        pairs.push(code!(NotTimeoutable as _, Timeoutable as _));
-    }
-    if is_async && args.hooks.any() {
-        pairs.push(code!(HookFuture as _, HookUnit as _));
-    }
+/// The core's private module, imported once for the whole body under a
+/// name of the expansion's own, which the expansion's paths name in fewer
+/// tokens than the crate's path. No trait is imported: what picks how the
+/// expansion reads the user's types (an error's text, a value's judgement,
+/// a field, a timeout, a hook's return) are inherent methods of probe
+/// types, so the user's method calls have no trait of ours in scope to
+/// consider.
+fn private_import(krate: &TokenStream, private: &Ident) -> TokenStream {
     code! {
         #[allow(unused_imports)]
-        use #krate::__private::{#(#pairs),*};
+        use #krate::__private as #private;
     }
 }
 
@@ -490,7 +478,7 @@ impl Parts<'_> {
                 Some(code!(__retry_call.#timed(#scoped, #timer)))
             }
             (None, Some(_), Some(ret)) => Some(code! {
-                __retry_call.cut(#scoped, #timer, (&#private::TimeoutOf::<#ret>::new()).__retry_from_timeout())
+                __retry_call.cut(#scoped, #timer, #private::TimeoutOf::<#ret>::new().__retry_from_timeout())
             }),
             _ => None,
         };
@@ -522,12 +510,14 @@ impl Parts<'_> {
     /// The error's text for the logs: its `Display`, else its `Debug`.
     fn describe(&self) -> TokenStream {
         let private = self.private;
+        // An error type that is neither is reported at the return type.
+        let describer = Ident::new("__retry_describer", self.return_span);
         match self.ret {
             Some(ret) if self.named => code! {
-                (&#private::ErrorProbe::<#ret>::new()).__retry_describer()
+                #private::ErrorProbe::<#ret>::new().#describer()
             },
             _ => code! {
-                |__retry_e, __retry_f| (&#private::Probe::of(__retry_e)).__retry_describer()(__retry_e, __retry_f)
+                |__retry_e, __retry_f| #private::Probe::of(__retry_e).#describer()(__retry_e, __retry_f)
             },
         }
     }
@@ -540,13 +530,13 @@ impl Parts<'_> {
         // A named type (never with `if_result`) is probed by name: no closure.
         if let Some(ret) = self.ret.as_ref().filter(|_| self.named) {
             return code! {
-                (&#private::ValueProbe::<#ret>::new()).__retry_judge()
+                #private::ValueProbe::<#ret>::new().__retry_judge()
             };
         }
         let closure = match &args.if_result {
             Some(predicate) => code!(|__retry_v| #private::reject_with(__retry_v, #predicate)),
             None => code! {
-                |__retry_v| #private::JudgeValue::judge(&(&#private::Probe::of(__retry_v)).__retry_judge(), __retry_v)
+                |__retry_v| #private::JudgeValue::judge(&#private::Probe::of(__retry_v).__retry_judge(), __retry_v)
             },
         };
         match source {
@@ -565,15 +555,23 @@ impl Parts<'_> {
         match &args.fields {
             Some(fields) => {
                 let names = fields.iter().map(ToString::to_string);
+                // An argument that is neither text nor `Debug` is reported
+                // at its name in `fields(..)`.
+                let probes = || {
+                    fields
+                        .iter()
+                        .map(|field| Ident::new("__retry_field", field.span()))
+                };
+                let (spanned, visited) = (probes(), probes());
                 (
                     code! {
                         || {
-                            #private::tracing::error_span!(target: "reattempt", "retry", #(#fields = ?(&&#private::FieldOf(&#fields)).__retry_field()),*)
+                            #private::tracing::error_span!(target: "reattempt", "retry", #(#fields = ?#private::FieldOf::new(&#fields).#spanned()),*)
                         }
                     },
                     code! {
                         |__retry_visit: #private::FieldVisitor<'_>| {
-                            #(__retry_visit(#names, &(&&#private::FieldOf(&#fields)).__retry_field());)*
+                            #(__retry_visit(#names, &#private::FieldOf::new(&#fields).#visited());)*
                         }
                     },
                 )
@@ -600,8 +598,11 @@ impl Parts<'_> {
         };
         let call = code!(#private::call_hook(&__retry_call.context(#seen), #hook));
         if self.is_async {
+            // A hook that returns neither `()` nor a future is reported at
+            // the hook.
+            let probe = Ident::new("__retry_hook", hook.span());
             code! {
-                #private::HookReturn(#call).__retry_hook().await;
+                #private::HookReturn::new(#call).#probe().await;
             }
         } else {
             code!(let () = #call;)

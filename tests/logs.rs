@@ -103,6 +103,18 @@ fn debug_only(code: u16) -> Result<(), DebugOnly> {
     Err(DebugOnly { code })
 }
 
+/// An error type the function is generic over: it is written by what its
+/// bounds promise, `Display` where they promise it, else `Debug`.
+#[retry(on = |_| true, max = 2, backoff = none, sleep = no_wait)]
+fn generic_debug<E: std::fmt::Debug>(error: impl Fn() -> E) -> Result<(), E> {
+    Err(error())
+}
+
+#[retry(on = |_| true, max = 2, backoff = none, sleep = no_wait)]
+fn generic_display<E: std::fmt::Debug + std::fmt::Display>(error: impl Fn() -> E) -> Result<(), E> {
+    Err(error())
+}
+
 #[retry(on = |_| true, max = unbounded, deadline = 1h, backoff = none, sleep = no_wait)]
 fn unbounded(calls: &Cell<u32>) -> Result<(), String> {
     calls.set(calls.get() + 1);
@@ -110,6 +122,18 @@ fn unbounded(calls: &Cell<u32>) -> Result<(), String> {
         return Err("display text".to_owned());
     }
     Ok(())
+}
+
+#[test]
+fn a_generic_error_type_is_written_as_its_bounds_allow() {
+    let (events, _) = capture(|| {
+        generic_debug(|| "quoted").unwrap_err();
+    });
+    assert_eq!(field(&events[0], "error"), "\"quoted\"");
+    let (events, _) = capture(|| {
+        generic_display(|| "plain").unwrap_err();
+    });
+    assert_eq!(field(&events[0], "error"), "plain");
 }
 
 #[test]

@@ -287,46 +287,14 @@ pub fn timer(_limit: Duration) -> EnableTheTokioFeatureOrPassSleepToRetry {
     EnableTheTokioFeatureOrPassSleepToRetry
 }
 
-/// How an outcome type `R` is made from a timeout, when it can be: what
-/// lets a deadline cut a running async attempt when the function's error
-/// type can stand for a timeout, and leaves the attempt to run otherwise.
-///
-/// The expansion calls `TimeoutOf::<R>::new().__retry_from_timeout()`:
-/// method resolution first finds the inherent method of `TimeoutOf<R>`,
-/// which applies when `R: FromTimeout`, and only then derefs to
-/// [`NotFromTimeout`] and finds its method.
-#[derive(Debug)]
-pub struct TimeoutOf<R>(NotFromTimeout<R>);
+// How an outcome type `R` is made from a timeout, when it can be: what
+// lets a deadline cut a running async attempt when the function's error
+// type can stand for a timeout, and leaves the attempt to run otherwise.
+// The expansion calls `Probe::<R>::new().__retry_from_timeout()`: method
+// resolution first finds the probe's method, which applies when
+// `R: FromTimeout`, and only then derefs to the fallback's.
 
-/// What a [`TimeoutOf`] derefs to: an outcome type that cannot be made
-/// from a timeout.
-#[derive(Debug)]
-pub struct NotFromTimeout<R>(core::marker::PhantomData<fn() -> R>);
-
-impl<R> TimeoutOf<R> {
-    /// The probe for `R`.
-    #[inline]
-    pub const fn new() -> TimeoutOf<R> {
-        TimeoutOf(NotFromTimeout(core::marker::PhantomData))
-    }
-}
-
-impl<R> Default for TimeoutOf<R> {
-    fn default() -> TimeoutOf<R> {
-        TimeoutOf::new()
-    }
-}
-
-impl<R> Deref for TimeoutOf<R> {
-    type Target = NotFromTimeout<R>;
-
-    #[inline]
-    fn deref(&self) -> &NotFromTimeout<R> {
-        &self.0
-    }
-}
-
-impl<R: FromTimeout> TimeoutOf<R> {
+impl<R: FromTimeout> Probe<R> {
     /// `R` can be made from a timeout: `R::from_timeout`.
     #[inline]
     pub fn __retry_from_timeout(&self) -> Option<fn(AttemptTimeout) -> R> {
@@ -334,7 +302,7 @@ impl<R: FromTimeout> TimeoutOf<R> {
     }
 }
 
-impl<R> NotFromTimeout<R> {
+impl<R> Fallback<R> {
     /// `R` cannot be made from a timeout: `None`.
     #[inline]
     pub fn __retry_from_timeout(&self) -> Option<fn(AttemptTimeout) -> R> {

@@ -28,13 +28,14 @@ use crate::class::Classification;
 use crate::classify::ClassifiedValue;
 
 /// The probe for the type `T`: its methods read a type that is `Display`
-/// (an error) or [`ClassifiedValue`] (a value), and it derefs to
-/// [`Fallback<T>`] for any other.
+/// (an error) or [`ClassifiedValue`] (a value), or make an outcome type
+/// that is `FromTimeout` from a timeout, and it derefs to [`Fallback<T>`]
+/// for any other.
 #[derive(Debug)]
 pub struct Probe<T: ?Sized>(Fallback<T>);
 
-/// What a [`Probe`] derefs to: its methods read an error by `Debug` and
-/// judge any value a success.
+/// What a [`Probe`] derefs to: its methods read an error by `Debug`,
+/// judge any value a success, and make no outcome from a timeout.
 #[derive(Debug)]
 pub struct Fallback<T: ?Sized>(PhantomData<fn() -> *const T>);
 
@@ -67,6 +68,7 @@ impl<T: ?Sized> Default for Probe<T> {
 impl<T: ?Sized> Deref for Probe<T> {
     type Target = Fallback<T>;
 
+    #[inline]
     fn deref(&self) -> &Fallback<T> {
         &self.0
     }

@@ -478,7 +478,7 @@ impl Parts<'_> {
                 Some(code!(__retry_call.#timed(#scoped, #timer)))
             }
             (None, Some(_), Some(ret)) => Some(code! {
-                __retry_call.cut(#scoped, #timer, #private::TimeoutOf::<#ret>::new().__retry_from_timeout())
+                __retry_call.cut(#scoped, #timer, #private::Probe::<#ret>::new().__retry_from_timeout())
             }),
             _ => None,
         };

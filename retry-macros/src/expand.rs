@@ -240,12 +240,11 @@ pub fn expand(mut args: Args, function: Function) -> syn::Result<TokenStream> {
 /// expansion reads the user's types (an error's text, a value's judgement,
 /// a field, a timeout, a hook's return) are inherent methods of probe
 /// types, so the user's method calls have no trait of ours in scope to
-/// consider.
+/// consider. Every expansion names the module (its error's describer at
+/// least), so the import needs no `allow(unused_imports)`, which cost a
+/// check 0.04 million instructions per function.
 fn private_import(krate: &TokenStream, private: &Ident) -> TokenStream {
-    code! {
-        #[allow(unused_imports)]
-        use #krate::__private as #private;
-    }
+    code!(use #krate::__private as #private;)
 }
 
 /// What names the outcome type for a closure that judges its values.

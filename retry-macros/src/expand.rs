@@ -556,21 +556,19 @@ impl Parts<'_> {
                 let names = fields.iter().map(ToString::to_string);
                 // An argument that is neither text nor `Debug` is reported
                 // at its name in `fields(..)`.
-                let probes = || {
-                    fields
-                        .iter()
-                        .map(|field| Ident::new("__retry_field", field.span()))
-                };
-                let (spanned, visited) = (probes(), probes());
+                let probes: Vec<_> = fields
+                    .iter()
+                    .map(|field| Ident::new("__retry_field", field.span()))
+                    .collect();
                 (
                     code! {
                         || {
-                            #private::tracing::error_span!(target: "reattempt", "retry", #(#fields = ?#private::FieldOf::new(&#fields).#spanned()),*)
+                            #private::tracing::error_span!(target: "reattempt", "retry", #(#fields = ?#private::FieldOf::new(&#fields).#probes()),*)
                         }
                     },
                     code! {
                         |__retry_visit: #private::FieldVisitor<'_>| {
-                            #(__retry_visit(#names, &#private::FieldOf::new(&#fields).#visited());)*
+                            #(__retry_visit(#names, &#private::FieldOf::new(&#fields).#probes());)*
                         }
                     },
                 )

@@ -178,4 +178,18 @@ mod tests {
         // The rest of a call is told there is nothing to judge.
         assert!(JudgeValue::<u64>::as_dyn(&judge).is_none());
     }
+
+    /// A value of this type is written with `Debug` only.
+    #[derive(Debug)]
+    struct DebugOnly;
+
+    #[test]
+    fn every_probe_gives_something_of_no_size() {
+        // So that a function that hands them on stores nothing for them.
+        let display = size_of_val(&Probe::<std::io::Error>::new().__retry_describer());
+        let debug = size_of_val(&Probe::<DebugOnly>::new().__retry_describer());
+        let judge = size_of_val(&Probe::<Reply>::new().__retry_judge());
+        let never = size_of_val(&Probe::<u64>::new().__retry_judge());
+        assert_eq!((display, debug, judge, never), (0, 0, 0, 0));
+    }
 }

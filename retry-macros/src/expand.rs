@@ -91,7 +91,7 @@ use syn::{AttrStyle, Ident, ReturnType, Type};
 use crate::args::{Args, Backoff, Curve, Custom, Hooks, Jitter, Max, On};
 use crate::duration::Dur;
 use crate::item::{self, Function, Kind};
-use crate::{const_policy, moves, preset, validate};
+use crate::{const_policy, moves, preset, type_span, validate};
 
 /// `quote!` with mixed-site hygiene: the expansion's locals (`__retry_*`)
 /// can neither see nor shadow the user's names, while paths still resolve
@@ -123,7 +123,7 @@ pub fn expand(mut args: Args, function: Function) -> syn::Result<TokenStream> {
     let private = Ident::new("__retry_private", Span::mixed_site());
 
     let return_span = match &sig.output {
-        ReturnType::Type(_, ty) => ty.span(),
+        ReturnType::Type(_, ty) => type_span::first_token(ty),
         ReturnType::Default => sig.ident.span(),
     };
     let erased_ret = match &kind {
@@ -1088,9 +1088,9 @@ fn error_type_span(output: &ReturnType, kind: &Kind) -> Span {
         && let syn::PathArguments::AngleBracketed(args) = &last.arguments
         && let Some(syn::GenericArgument::Type(error)) = args.args.iter().nth(1)
     {
-        return error.span();
+        return type_span::first_token(error);
     }
-    ty.span()
+    type_span::first_token(ty)
 }
 
 /// The same tokens, all at `span`.

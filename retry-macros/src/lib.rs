@@ -11,6 +11,7 @@ mod hint;
 mod item;
 mod moves;
 mod preset;
+mod type_span;
 mod validate;
 
 use proc_macro::TokenStream;

@@ -108,7 +108,7 @@ pub fn expand(mut args: Args, function: Function) -> syn::Result<TokenStream> {
     let external_api = preset::apply(&mut args);
     let Function {
         attrs,
-        vis,
+        head,
         sig,
         body,
         kind,
@@ -176,9 +176,9 @@ pub fn expand(mut args: Args, function: Function) -> syn::Result<TokenStream> {
         policy: policy_ref,
     };
 
-    let (inner_attrs, outer_attrs): (Vec<_>, Vec<_>) = attrs
+    let inner_attrs = attrs
         .iter()
-        .partition(|attr| matches!(attr.style, AttrStyle::Inner(_)));
+        .filter(|attr| matches!(attr.style, AttrStyle::Inner(_)));
     let body = match kind {
         Kind::Sync => {
             let block = attempt_body(&body, &args);
@@ -228,10 +228,7 @@ pub fn expand(mut args: Args, function: Function) -> syn::Result<TokenStream> {
             code!({ #(#inner_attrs)* #whole })
         }
     };
-    Ok(code! {
-        #(#outer_attrs)*
-        #vis #sig #body
-    })
+    Ok(code!(#head #body))
 }
 
 /// The core's private module, imported once for the whole body under a

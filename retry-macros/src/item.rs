@@ -18,7 +18,10 @@ pub struct Function {
     /// Outer attributes, then the body's inner ones (as `syn::ItemFn` holds
     /// them).
     pub attrs: Vec<Attribute>,
-    pub vis: Visibility,
+    /// The outer attributes, visibility and signature as written, which
+    /// the expansion passes on unchanged: printing them again from `attrs`
+    /// and `sig` cost the unoptimised macro more than keeping them.
+    pub head: TokenStream,
     pub sig: Signature,
     pub body: Body,
     pub kind: Kind,
@@ -106,7 +109,7 @@ pub enum Kind {
 /// `syn::ItemFn` reads them but without reading the body's statements: the
 /// body is the last token tree, its inner attributes the `#![..]` it starts
 /// with.
-fn function(tokens: TokenStream) -> syn::Result<(Vec<Attribute>, Visibility, Signature, Body)> {
+fn function(tokens: TokenStream) -> syn::Result<(Vec<Attribute>, TokenStream, Signature, Body)> {
     let mut head: Vec<TokenTree> = tokens.into_iter().collect();
     // The error is never shown: the caller then says what the item is.
     let Some(body) = head.pop().and_then(braces) else {
@@ -121,7 +124,8 @@ fn function(tokens: TokenStream) -> syn::Result<(Vec<Attribute>, Visibility, Sig
         let sig: Signature = input.parse()?;
         Ok((attrs, vis, sig))
     };
-    let (mut attrs, vis, sig) = read_head.parse2(head.into_iter().collect())?;
+    let head: TokenStream = head.into_iter().collect();
+    let (mut attrs, _, sig): (_, Visibility, _) = read_head.parse2(head.clone())?;
     let mut stmts: Vec<TokenTree> = body.stream().into_iter().collect();
     let inner = inner_attributes(&stmts);
     let body = if inner == 0 {
@@ -134,7 +138,7 @@ fn function(tokens: TokenStream) -> syn::Result<(Vec<Attribute>, Visibility, Sig
             stmts: rest.into_iter().collect(),
         }
     };
-    Ok((attrs, vis, sig, body))
+    Ok((attrs, head, sig, body))
 }
 
 /// The braced group `tree` is, or holds alone in invisible delimiters: a
@@ -180,7 +184,7 @@ fn inner_attributes(trees: &[TokenTree]) -> usize {
 /// syntax error on the untouched tokens). A body's statements it does not
 /// read are the compiler's to judge, in the expansion.
 pub fn parse(tokens: TokenStream) -> syn::Result<Option<Function>> {
-    let (attrs, vis, sig, body) = match function(tokens.clone()) {
+    let (attrs, head, sig, body) = match function(tokens.clone()) {
         Ok(parts) => parts,
         Err(_) => return not_a_function(tokens).map(|()| None),
     };
@@ -238,7 +242,7 @@ pub fn parse(tokens: TokenStream) -> syn::Result<Option<Function>> {
     }
     Ok(Some(Function {
         attrs,
-        vis,
+        head,
         sig,
         body,
         kind,

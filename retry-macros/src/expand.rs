@@ -150,14 +150,11 @@ pub fn expand(mut args: Args, function: Function) -> syn::Result<TokenStream> {
     let moved = moved_checks(&sig, &body, &kind, &args, &private);
     let Prelude {
         items,
-        call,
         policy: policy_ref,
         is_static,
         lazy,
         waits_in_next,
     } = prelude(&args, &sig.ident, &private, is_async, early);
-    // The call state, for the loops that build it before the first attempt.
-    let prelude = || code!(#moved #items #call);
     let error_span = error_type_span(&sig.output, &kind);
     let parts = Parts {
         private: &private,
@@ -174,6 +171,11 @@ pub fn expand(mut args: Args, function: Function) -> syn::Result<TokenStream> {
         waits_in_next,
         classify: classifier(&args, &private, error_span, external_api),
         policy: policy_ref,
+    };
+    // The call state, for the loops that build it before the first attempt.
+    let prelude = || {
+        let call = call_state(&args, &private, &parts.policy, is_async, lazy);
+        code!(#moved #items #call)
     };
 
     let inner_attrs = attrs
@@ -611,8 +613,10 @@ fn prelude(args: &Args, fn_name: &Ident, private: &Ident, is_async: bool, early:
     let name = match &args.name {
         Some(name) => name.to_token_stream(),
         None => {
-            let fn_name = fn_name.to_string();
-            code!(::core::concat!(::core::module_path!(), "::", #fn_name))
+            // One literal: a literal written in the template is parsed
+            // from text each time the macro runs.
+            let fn_name = format!("::{fn_name}");
+            code!(::core::concat!(::core::module_path!(), #fn_name))
         }
     };
     let dynamic = args.policy.as_ref().map(|(_, expr)| expr);
@@ -648,6 +652,31 @@ fn prelude(args: &Args, fn_name: &Ident, private: &Ident, is_async: bool, early:
         (Some(sleep), true) => code!(let __retry_sleep = #private::async_sleeper(#sleep);),
         (None, _) => code!(),
     };
+    let prelude = code! {
+        static __RETRY_SITE: #private::Site = #private::Site::new(#name);
+        #policy
+        #on
+        #sleeper
+    };
+    Prelude {
+        items: prelude,
+        policy: policy_ref,
+        is_static,
+        lazy,
+        waits_in_next,
+    }
+}
+
+/// The call state, for the loops that build it before the first attempt
+/// (not a sync function's early first attempt, which is why it is made
+/// apart from [`prelude`]).
+fn call_state(
+    args: &Args,
+    private: &Ident,
+    policy: &TokenStream,
+    is_async: bool,
+    lazy: bool,
+) -> TokenStream {
     let (clock, new) = if lazy {
         (code!(#private::async_clock()), code!(LazyCall::new))
     } else if is_async {
@@ -656,34 +685,18 @@ fn prelude(args: &Args, fn_name: &Ident, private: &Ident, is_async: bool, early:
     } else {
         (code!(#private::SystemClock), code!(Call::new_inline))
     };
-    let prelude = code! {
-        static __RETRY_SITE: #private::Site = #private::Site::new(#name);
-        #policy
-        #on
-        #sleeper
-    };
-    let mut call =
-        code!(let mut __retry_call = #private::#new(#policy_ref, &__RETRY_SITE, #clock););
+    let mut call = code!(let mut __retry_call = #private::#new(#policy, &__RETRY_SITE, #clock););
     // Hooks see the time since the call started.
     if args.hooks.any() {
         call.extend(code!(__retry_call.start_clock();));
     }
-    Prelude {
-        items: prelude,
-        call,
-        policy: policy_ref,
-        is_static,
-        lazy,
-        waits_in_next,
-    }
+    call
 }
 
 /// The statements before the loop.
 struct Prelude {
     /// The site, the policy, the classifier and the sleeper.
     items: TokenStream,
-    /// The call state.
-    call: TokenStream,
     /// The call's policy, as `scope` and `decide` take it: a constant
     /// itself where there is one, not a local pointing at it, so that the
     /// core's checks of what the policy does not use fold away, in async

@@ -82,7 +82,7 @@
 
 use std::borrow::Cow;
 
-use proc_macro2::{Span, TokenStream, TokenTree};
+use proc_macro2::{Punct, Spacing, Span, TokenStream, TokenTree};
 use quote::{ToTokens, quote_spanned};
 use syn::spanned::Spanned;
 use syn::visit_mut::VisitMut;
@@ -120,7 +120,7 @@ pub fn expand(mut args: Args, function: Function) -> syn::Result<TokenStream> {
     // The run-time support, named through an alias that `private_import` imports:
     // one ident where the path is used. An ident, not a token stream: the
     // macro's cost is mostly in the token streams it joins.
-    let private = Ident::new("__retry_private", Span::mixed_site());
+    let private = Ident::new(PRIVATE, Span::mixed_site());
 
     let return_span = match &sig.output {
         ReturnType::Type(_, ty) => type_span::first_token(ty),
@@ -422,14 +422,12 @@ impl Parts<'_> {
     /// the return type; none where the attempt makes it
     /// ([`async_attempt`](Self::async_attempt)).
     fn fallible(&self, args: &Args) -> TokenStream {
-        let Parts {
-            private, outcome, ..
-        } = self;
+        let outcome = &self.outcome;
         match &args.if_result {
             Some(_) => code!(),
             None if self.is_async && self.ret.is_some() => code!(),
             None => {
-                let check = respan(code!(#private::assert_fallible), self.return_span);
+                let check = private_path("assert_fallible", self.return_span);
                 quote_spanned!(self.return_span=> #check(&#outcome);)
             }
         }
@@ -444,7 +442,7 @@ impl Parts<'_> {
         let Parts { private, .. } = self;
         let future = match (self.ret, &args.if_result) {
             (Some(ret), None) => {
-                let pin = respan(code!(#private::fallible_attempt), self.return_span);
+                let pin = private_path("fallible_attempt", self.return_span);
                 code!(#pin::<#ret, _>(async #block))
             }
             (Some(ret), Some(_)) => code!(#private::attempt::<#ret, _>(async #block)),
@@ -939,7 +937,7 @@ fn classifier(args: &Args, private: &Ident, error_span: Span, external_api: bool
         None | Some(On::Transient) => {
             // Every token of the call at the error type's own span, so that a
             // type without a classification is reported there, once.
-            let by_type = respan(code!(#private::classify_by_type), error_span);
+            let by_type = private_path("classify_by_type", error_span);
             if external_api {
                 let error = Ident::new("__retry_error", error_span);
                 let classify = quote_spanned!(error_span=> #by_type(#error));
@@ -957,7 +955,7 @@ fn classifier(args: &Args, private: &Ident, error_span: Span, external_api: bool
             // At the closure's own span, so that a closure returning the
             // wrong type is reported there.
             let span = syn::spanned::Spanned::span(closure);
-            let with = respan(code!(#private::classify_with), span);
+            let with = private_path("classify_with", span);
             quote_spanned!(span=> |__retry_e| #with(__retry_e, #closure))
         }
         Some(On::Expr(_)) => {
@@ -1101,6 +1099,29 @@ fn error_type_span(output: &ReturnType, kind: &Kind) -> Span {
         return type_span::first_token(error);
     }
     type_span::first_token(ty)
+}
+
+/// The name the expansion imports the core's private module under
+/// ([`private_import`]).
+const PRIVATE: &str = "__retry_private";
+
+/// `__retry_private::name` with every token at `span`, so that an error
+/// about the item it names is reported there. Made token by token: making
+/// the path and then respanning it cost the unoptimised macro a trip
+/// through the compiler for each token.
+fn private_path(name: &str, span: Span) -> TokenStream {
+    let mut joint = Punct::new(':', Spacing::Joint);
+    joint.set_span(span);
+    let mut alone = Punct::new(':', Spacing::Alone);
+    alone.set_span(span);
+    [
+        TokenTree::Ident(Ident::new(PRIVATE, span)),
+        TokenTree::Punct(joint),
+        TokenTree::Punct(alone),
+        TokenTree::Ident(Ident::new(name, span)),
+    ]
+    .into_iter()
+    .collect()
 }
 
 /// The same tokens, all at `span`.

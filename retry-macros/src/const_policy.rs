@@ -23,7 +23,7 @@ const ALERT_AFTER_SHIFT: u32 = 32;
 const DEFAULT_MAX_ATTEMPTS: u64 = 5;
 const DEFAULT_MAX_RETRY_AFTER: u64 = 60_000_000_000;
 
-/// `private::ConstPolicy::<..>` for the arguments' policy, or `None` when
+/// `private::ConstPolicy::<..>::REF` for the arguments' policy, or `None` when
 /// it holds shared state (a budget, breaker, limit, dead-letter sink or
 /// alert hook), a curve or duration that is not a literal, or a duration
 /// past what `u64` nanoseconds hold: those keep a `static`.
@@ -76,7 +76,7 @@ pub fn named(args: &Args, private: &Ident) -> Option<TokenStream> {
     }
     let values = values.into_iter().map(Literal::u64_unsuffixed);
     Some(quote_spanned! {Span::mixed_site()=>
-        #private::ConstPolicy::<#backoff #(, #values)*>
+        #private::ConstPolicy::<#backoff #(, #values)*>::REF
     })
 }
 

@@ -631,7 +631,7 @@ fn prelude(args: &Args, fn_name: &Ident, private: &Ident, is_async: bool, early:
         _ => None,
     };
     let (policy, policy_ref, is_static) = match named {
-        Some(named) => (code!(), code!(#named::REF), true),
+        Some(named) => (code!(), named, true),
         None => built_policy(args, private, dynamic),
     };
     let policy = match dynamic {

@@ -113,10 +113,6 @@ pub fn expand(mut args: Args, function: Function) -> syn::Result<TokenStream> {
         body,
         kind,
     } = function;
-    let krate = match &args.krate {
-        Some(path) => path.to_token_stream(),
-        None => code!(::reattempt),
-    };
     // The run-time support, named through an alias that `private_import` imports:
     // one ident where the path is used. An ident, not a token stream: the
     // macro's cost is mostly in the token streams it joins.
@@ -146,7 +142,7 @@ pub fn expand(mut args: Args, function: Function) -> syn::Result<TokenStream> {
     // Whether a sync function's first attempt may run before its call is
     // built, when its policy is a constant.
     let early = !is_async && first_attempt_early(&args);
-    let import = private_import(&krate, &private);
+    let import = private_import(args.krate.as_ref(), &private);
     let moved = moved_checks(&sig, &body, &kind, &args, &private);
     let Prelude {
         items,
@@ -242,8 +238,12 @@ pub fn expand(mut args: Args, function: Function) -> syn::Result<TokenStream> {
 /// consider. Every expansion names the module (its error's describer at
 /// least), so the import needs no `allow(unused_imports)`, which cost a
 /// check 0.04 million instructions per function.
-fn private_import(krate: &TokenStream, private: &Ident) -> TokenStream {
-    code!(use #krate::__private as #private;)
+fn private_import(krate: Option<&syn::Path>, private: &Ident) -> TokenStream {
+    // The crate's path written into the import, not made apart and joined.
+    match krate {
+        Some(krate) => code!(use #krate::__private as #private;),
+        None => code!(use ::reattempt::__private as #private;),
+    }
 }
 
 /// What names the outcome type for a closure that judges its values.

@@ -288,7 +288,11 @@ impl Parts<'_> {
             ..
         } = self;
         let fallible = self.fallible(args);
-        let borrowed = quote_spanned!(self.return_span=> &#outcome);
+        // `&` at the return type, as the outcome is: a token, where a
+        // stream of its own would be joined to the loop's.
+        let mut amp = Punct::new('&', Spacing::Alone);
+        amp.set_span(self.return_span);
+        let borrowed = code!(#amp #outcome);
         if self.waits_in_next {
             // Nothing of the user's runs in this loop, nor `fields(..)`
             // (`lazy_call`), and each attempt waits out its retry's delay
@@ -467,7 +471,7 @@ impl Parts<'_> {
         // moment the attempt runs, not from when it queued for a permit. A
         // deadline alone cuts the attempt when the outcome type can stand
         // for a timeout, and lets it run otherwise.
-        let wait = respan(code!(.await), self.return_span);
+        let wait = quote_spanned!(self.return_span=> .await);
         let timed = match (&args.attempt_timeout, &args.deadline, self.ret) {
             (Some(_), _, _) => {
                 let timed = Ident::new("timed", self.return_span);
@@ -675,15 +679,15 @@ fn call_state(
     is_async: bool,
     lazy: bool,
 ) -> TokenStream {
-    let (clock, new) = if lazy {
-        (code!(#private::async_clock()), code!(LazyCall::new))
+    // Each whole: parts made apart would each be a stream to join.
+    let mut call = if lazy {
+        code!(let mut __retry_call = #private::LazyCall::new(#policy, &__RETRY_SITE, #private::async_clock());)
     } else if is_async {
         // Boxed: the failure state would make the function's future larger.
-        (code!(#private::async_clock()), code!(Call::new))
+        code!(let mut __retry_call = #private::Call::new(#policy, &__RETRY_SITE, #private::async_clock());)
     } else {
-        (code!(#private::SystemClock), code!(Call::new_inline))
+        code!(let mut __retry_call = #private::Call::new_inline(#policy, &__RETRY_SITE, #private::SystemClock);)
     };
-    let mut call = code!(let mut __retry_call = #private::#new(#policy, &__RETRY_SITE, #clock););
     // Hooks see the time since the call started.
     if args.hooks.any() {
         call.extend(code!(__retry_call.start_clock();));
@@ -1107,8 +1111,8 @@ const PRIVATE: &str = "__retry_private";
 
 /// `__retry_private::name` with every token at `span`, so that an error
 /// about the item it names is reported there. Made token by token: making
-/// the path and then respanning it cost the unoptimised macro a trip
-/// through the compiler for each token.
+/// the path and then setting each token's span took the unoptimised macro
+/// a trip through the compiler to read the tokens back.
 fn private_path(name: &str, span: Span) -> TokenStream {
     let mut joint = Punct::new(':', Spacing::Joint);
     joint.set_span(span);
@@ -1122,22 +1126,4 @@ fn private_path(name: &str, span: Span) -> TokenStream {
     ]
     .into_iter()
     .collect()
-}
-
-/// The same tokens, all at `span`.
-fn respan(tokens: TokenStream, span: Span) -> TokenStream {
-    tokens
-        .into_iter()
-        .map(|mut token| {
-            if let TokenTree::Group(group) = &token {
-                let mut inner =
-                    proc_macro2::Group::new(group.delimiter(), respan(group.stream(), span));
-                inner.set_span(span);
-                token = TokenTree::Group(inner);
-            } else {
-                token.set_span(span);
-            }
-            token
-        })
-        .collect()
 }

@@ -105,10 +105,10 @@ pub enum Kind {
     },
 }
 
-/// A function's attributes, visibility, signature and body, as
-/// `syn::ItemFn` reads them but without reading the body's statements: the
-/// body is the last token tree, its inner attributes the `#![..]` it starts
-/// with.
+/// A function's attributes, its head as written (see [`Function::head`]),
+/// its signature and its body, as `syn::ItemFn` reads them but without
+/// reading the body's statements: the body is the last token tree, its
+/// inner attributes the `#![..]` it starts with.
 fn function(tokens: TokenStream) -> syn::Result<(Vec<Attribute>, TokenStream, Signature, Body)> {
     let mut head: Vec<TokenTree> = tokens.into_iter().collect();
     // The error is never shown: the caller then says what the item is.
@@ -120,12 +120,12 @@ fn function(tokens: TokenStream) -> syn::Result<(Vec<Attribute>, TokenStream, Si
     };
     let read_head = |input: ParseStream| {
         let attrs = input.call(Attribute::parse_outer)?;
-        let vis: Visibility = input.parse()?;
+        input.parse::<Visibility>()?;
         let sig: Signature = input.parse()?;
-        Ok((attrs, vis, sig))
+        Ok((attrs, sig))
     };
     let head: TokenStream = head.into_iter().collect();
-    let (mut attrs, _, sig): (_, Visibility, _) = read_head.parse2(head.clone())?;
+    let (mut attrs, sig) = read_head.parse2(head.clone())?;
     // Only a body that starts with `#!` is read whole: the unoptimised
     // macro spent 3 % of its run on a body of a dozen statements wrapping
     // each token it would not look at, and freeing them.
@@ -135,9 +135,10 @@ fn function(tokens: TokenStream) -> syn::Result<(Vec<Attribute>, TokenStream, Si
         (Some(TokenTree::Punct(hash)), Some(TokenTree::Punct(bang)))
             if hash.as_char() == '#' && bang.as_char() == '!'
     );
-    let mut stmts: Vec<TokenTree> = match starts_inner {
-        true => body.stream().into_iter().collect(),
-        false => Vec::new(),
+    let mut stmts: Vec<TokenTree> = if starts_inner {
+        body.stream().into_iter().collect()
+    } else {
+        Vec::new()
     };
     let inner = inner_attributes(&stmts);
     let body = if inner == 0 {

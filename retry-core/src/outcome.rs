@@ -33,7 +33,7 @@ use crate::timeout::AttemptTimeout;
 /// }
 /// ```
 #[diagnostic::on_unimplemented(
-    message = "`#[retry(if_result = ...)]` cannot look into `{Self}`",
+    message = "`#[retry]` cannot look into `{Self}`",
     label = "neither a `Result` nor a value type `#[retry]` knows",
     note = "implement `reattempt::Outcome` for `{Self}`, with `NoError` as its error type"
 )]

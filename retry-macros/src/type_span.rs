@@ -30,7 +30,6 @@ pub fn first_token(ty: &Type) -> Span {
         Type::Tuple(tuple) => tuple.paren_token.span.join(),
         Type::Paren(paren) => paren.paren_token.span.join(),
         Type::Array(array) => array.bracket_token.span.join(),
-        Type::Slice(slice) => slice.bracket_token.span.join(),
         _ => ty.span(),
     }
 }

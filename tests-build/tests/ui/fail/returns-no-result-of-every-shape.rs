@@ -42,7 +42,13 @@ fn in_parentheses() -> (Option<u8>) {
     None
 }
 
+#[retry(max = 3)]
+fn a_future() -> impl std::future::Future<Output = Option<u8>> {
+    async move { None }
+}
+
 fn main() {
     let _ = (a_tuple(), a_reference(), an_array());
     let _ = (a_path_from_the_root(), a_qualified_path(), in_parentheses());
+    let _ = a_future();
 }

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Instruction counts (callgrind), heap allocations and future sizes per call
 # of `#[retry]` and its peers: the measurements of BENCHMARKS.md that do not
-# depend on the machine's load. Timings are `cargo bench -p benches --bench overhead`.
+# depend on the machine's load. Timings are `cargo bench -p benches --bench overhead`;
+# `benches/tests/counts.rs` checks the published rows of `#[retry]` again.
 #
 # Instructions per call are the difference between a run of N calls and a
 # run of none, divided by N, so that start-up and the runtime's set-up
@@ -42,6 +43,21 @@ for group in sync async; do
     awk -v g="$group" -v b="$base" -v t="$total" -v n="$calls" \
         'BEGIN { printf "%s\treattempt\t%.1f\n", g, (t - b) / n }'
 done
+
+echo
+echo "## Instructions per call of the success path with the metrics feature"
+cargo bench -p benches --bench calls --no-run --features reattempt/metrics \
+    --message-format=json-render-diagnostics >target/calls-metrics-build.json
+plain=$binary
+binary=$(grep -o '"executable":"[^"]*calls-[^"]*"' target/calls-metrics-build.json | tail -1 | cut -d'"' -f4)
+printf 'group\tvariant\tinstructions\n'
+for group in sync async; do
+    base=$(instructions "$group" reattempt 0)
+    total=$(instructions "$group" reattempt "$calls")
+    awk -v g="$group" -v b="$base" -v t="$total" -v n="$calls" \
+        'BEGIN { printf "%s\treattempt\t%.1f\n", g, (t - b) / n }'
+done
+binary=$plain
 
 echo
 echo "## Heap allocations per call"

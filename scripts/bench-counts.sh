@@ -2,7 +2,7 @@
 # Instruction counts (callgrind), heap allocations and future sizes per call
 # of `#[retry]` and its peers: the measurements of BENCHMARKS.md that do not
 # depend on the machine's load. Timings are `cargo bench -p benches --bench overhead`;
-# `benches/tests/counts.rs` checks the published rows of `#[retry]` again.
+# `benches/tests/published.rs` checks the published tables again.
 #
 # Instructions per call are the difference between a run of N calls and a
 # run of none, divided by N, so that start-up and the runtime's set-up

@@ -1,19 +1,21 @@
-//! BENCHMARKS.md's figures and claims about what a call of `#[retry]`
-//! executes, counted again under callgrind: a change that moves a figure,
-//! or that reads the clock or calls into `tracing` where the document says
-//! a call does not, fails here and not only in the table.
+//! BENCHMARKS.md's tables of what a call of `#[retry]` costs, measured
+//! again: a change that moves a figure, or that reads the clock or calls
+//! into `tracing` where the document says a call does not, fails here and
+//! not only in the table.
 //!
 //! The `calls` benchmark is built as `scripts/bench-counts.sh` builds it
 //! (optimised, in the workspace's target directory, which `cargo bench`
-//! shares) and run under `valgrind --tool=callgrind`, each variant N calls
-//! and none; each figure is the difference over N. Instruction counts are
-//! exact for one binary on one machine, but another machine's CPU and
-//! kernel can change what libc runs (`clock_gettime` through the vDSO or
-//! a system call), so a published figure holds within 2 % (1 instruction
-//! for the smallest rows). Clock reads and calls into `tracing` are
-//! counted exactly.
+//! shares). Its allocation and future-size tables are compared cell by
+//! cell, the peers' included. Its instruction counts come from runs under
+//! `valgrind --tool=callgrind`, each variant N calls and none, each figure
+//! the difference over N. They are exact for one binary on one machine,
+//! but another machine's CPU and kernel can change what libc runs
+//! (`clock_gettime` through the vDSO or a system call), so a published
+//! count holds within 2 % (at least 1 instruction). Clock reads and calls
+//! into `tracing` are counted exactly.
 //!
-//! Without valgrind the test is skipped, and says so; under `CI` it fails.
+//! Without valgrind the instruction counts are skipped, and say so; under
+//! `CI` they fail.
 
 use std::collections::HashMap;
 use std::fs::{self, File};
@@ -39,13 +41,13 @@ fn the_published_counts_of_a_call_are_what_callgrind_counts() {
     if !valgrind_installed() {
         return;
     }
-    let document = Document::read();
+    let section = Section::read("Instructions per call");
     let plain = Calls::plain();
 
     // The instruction table's direct and `#[retry]` columns.
     for (row, group) in ROWS {
         for variant in ["direct", "reattempt"] {
-            let Some(published) = document.instructions(row, variant) else {
+            let Some(published) = section.figure(row, variant) else {
                 continue;
             };
             let counted = plain.per_call(group, variant, CALLS, false).instructions;
@@ -55,14 +57,13 @@ fn the_published_counts_of_a_call_are_what_callgrind_counts() {
 
     // The success rows with a subscriber that listens, and with the
     // `metrics` feature.
-    let traced = document.conditions("a subscriber that listens");
-    let metered = document.conditions("the `metrics` feature");
     let metrics = Calls::build(&["--features", "reattempt/metrics"]);
-    for (column, group) in [(0, "sync"), (1, "async")] {
+    for (column, group) in [("sync success", "sync"), ("async success", "async")] {
+        let published = |row| section.figure(row, column).expect("a figure");
         let counted = plain.per_call(group, "reattempt", CALLS, true);
         assert_close(
             counted.instructions,
-            traced[column],
+            published("a subscriber that listens"),
             &format!("{group}, traced"),
         );
         // What makes the tracing checks below able to fail.
@@ -73,7 +74,7 @@ fn the_published_counts_of_a_call_are_what_callgrind_counts() {
         let counted = metrics.per_call(group, "reattempt", CALLS, false);
         assert_close(
             counted.instructions,
-            metered[column],
+            published("the `metrics` feature"),
             &format!("{group}, metrics"),
         );
         // "a first-try success reads the clock at its start and its end"
@@ -81,6 +82,39 @@ fn the_published_counts_of_a_call_are_what_callgrind_counts() {
             counted.clock_reads, 2.0,
             "{group}, metrics: clock reads per call"
         );
+    }
+}
+
+#[test]
+fn the_allocation_table_is_what_a_counting_allocator_counts() {
+    let section = Section::read("Heap allocations per call");
+    let counted = Calls::plain().table("allocs");
+    for (row, group) in ROWS {
+        for (variant, allocations) in &counted[group] {
+            assert_eq!(
+                section.figure(row, variant),
+                Some(*allocations),
+                "{row}, {variant}: allocations per call"
+            );
+        }
+    }
+}
+
+#[test]
+fn the_future_size_table_is_what_rustc_lays_out() {
+    let section = Section::read("Future size");
+    let measured = Calls::plain().table("sizes");
+    for (row, group) in [
+        ("success variant", "async"),
+        ("one-retry variant", "async-once"),
+    ] {
+        for (variant, bytes) in &measured[group] {
+            assert_eq!(
+                section.figure(row, variant),
+                Some(*bytes),
+                "{row}, {variant}: bytes"
+            );
+        }
     }
 }
 
@@ -250,56 +284,58 @@ fn run_within(mut command: Command, limit: Duration) -> ExitStatus {
     }
 }
 
-/// BENCHMARKS.md's "Instructions per call" section.
-struct Document {
-    section: String,
+/// A section of BENCHMARKS.md: from a heading to the next.
+struct Section {
+    text: String,
 }
 
-impl Document {
-    fn read() -> Self {
-        let text = fs::read_to_string(workspace().join("BENCHMARKS.md")).expect("BENCHMARKS.md");
-        let start = text
-            .find("## Instructions per call")
-            .expect("BENCHMARKS.md has its instructions section");
-        let rest = &text[start..];
-        let end = rest[2..].find("\n## ").map_or(rest.len(), |end| end + 2);
-        Document {
-            section: rest[..end].to_owned(),
+impl Section {
+    /// The section whose heading starts with `heading`.
+    fn read(heading: &str) -> Self {
+        let document =
+            fs::read_to_string(workspace().join("BENCHMARKS.md")).expect("BENCHMARKS.md");
+        let start = document
+            .find(&format!("\n## {heading}"))
+            .unwrap_or_else(|| panic!("BENCHMARKS.md has no section {heading:?}"));
+        let rest = &document[start + 1..];
+        let end = rest[1..].find("\n## ").map_or(rest.len(), |end| end + 1);
+        Section {
+            text: rest[..end].to_owned(),
         }
     }
 
-    /// The cells of the table row that starts with `label`.
-    fn row(&self, label: &str) -> Vec<&str> {
-        let line = self
-            .section
-            .lines()
-            .find(|line| line.starts_with(&format!("| {label}")))
-            .unwrap_or_else(|| panic!("BENCHMARKS.md has no row {label:?}"));
-        line.trim_matches('|').split('|').map(str::trim).collect()
-    }
-
-    /// The instruction table's figure for `variant` (its column) in `row`,
-    /// if it gives one.
-    fn instructions(&self, row: &str, variant: &str) -> Option<f64> {
-        let header = self.row("| direct");
-        let label = if variant == "reattempt" {
+    /// The cell of the table row that starts with `row`, in the column
+    /// its table's header names `column` (`reattempt` is `#[retry]`'s).
+    fn cell(&self, row: &str, column: &str) -> &str {
+        let lines: Vec<&str> = self.text.lines().collect();
+        let at = lines
+            .iter()
+            .position(|line| line.starts_with(&format!("| {row}")))
+            .unwrap_or_else(|| panic!("BENCHMARKS.md has no row {row:?}"));
+        let header = lines[..at]
+            .iter()
+            .rfind(|line| line.starts_with("| |"))
+            .expect("a header above the row");
+        let label = if column == "reattempt" {
             "`#[retry]`"
         } else {
-            variant
+            column
         };
-        let column = header
-            .iter()
-            .position(|name| *name == label)
-            .unwrap_or_else(|| panic!("the instruction table has no column for {variant}"));
-        figure(self.row(row)[column])
+        let index = cells(header)
+            .position(|name| name == label)
+            .unwrap_or_else(|| panic!("the table of {row:?} has no column {label:?}"));
+        cells(lines[at]).nth(index).expect("a cell in each column")
     }
 
-    /// The sync and async success figures of the conditions table's row
-    /// that starts with `label`.
-    fn conditions(&self, label: &str) -> [f64; 2] {
-        let row = self.row(label);
-        [1, 2].map(|column| figure(row[column]).unwrap_or_else(|| panic!("{label}: no figure")))
+    /// The figure in a cell, if it gives one.
+    fn figure(&self, row: &str, column: &str) -> Option<f64> {
+        figure(self.cell(row, column))
     }
+}
+
+/// A table line's cells.
+fn cells(line: &str) -> impl Iterator<Item = &str> {
+    line.trim().trim_matches('|').split('|').map(str::trim)
 }
 
 /// A cell's first number ("48 (+29)", "3,984"), or `None` for "—".
@@ -358,6 +394,34 @@ impl Calls {
         Calls {
             binary: PathBuf::from(binary),
         }
+    }
+
+    /// What the benchmark prints for `command` (`allocs`, `sizes`): a
+    /// figure for each variant of each group, in its order.
+    fn table(&self, command: &str) -> HashMap<String, Vec<(String, f64)>> {
+        let out = scratch(&format!("{command}.tsv"));
+        let mut calls = Command::new(&self.binary);
+        calls
+            .arg(command)
+            .stdout(File::create(&out).expect("the benchmark's output file"));
+        assert!(
+            run_within(calls, RUN_LIMIT).success(),
+            "calls {command} failed"
+        );
+        let printed = fs::read_to_string(&out).expect("the benchmark's output");
+        let _ = fs::remove_file(&out);
+        let mut table: HashMap<String, Vec<(String, f64)>> = HashMap::new();
+        for line in printed.lines() {
+            let [group, variant, figure] = line.split('\t').collect::<Vec<_>>()[..] else {
+                panic!("calls {command} printed {line:?}");
+            };
+            let figure = figure.parse().expect("a figure");
+            table
+                .entry(group.to_owned())
+                .or_default()
+                .push((variant.to_owned(), figure));
+        }
+        table
     }
 
     /// What one call of `variant` costs: `calls` calls counted less none.

@@ -49,3 +49,78 @@ fn with_error(mut item: proc_macro2::TokenStream, error: syn::Error) -> proc_mac
     item.extend(error.into_compile_error());
     item
 }
+
+#[cfg(test)]
+mod tests {
+    use proc_macro2::{TokenStream, TokenTree};
+
+    /// How many times `marker` appears as an identifier in `tokens`, groups
+    /// included.
+    fn occurrences(tokens: TokenStream, marker: &str) -> usize {
+        tokens
+            .into_iter()
+            .map(|token| match token {
+                TokenTree::Ident(ident) => usize::from(ident == marker),
+                TokenTree::Group(group) => occurrences(group.stream(), marker),
+                _ => 0,
+            })
+            .sum()
+    }
+
+    /// Every kind of expansion writes the body's tokens once: with a copy
+    /// of the body for a fast path, a closure or other unnameable type the
+    /// body returns would have two types, and the user's code would be
+    /// compiled twice.
+    #[test]
+    fn every_kind_of_expansion_writes_the_body_once() {
+        let sync = "fn f(x: u64) -> std::io::Result<u64> { body_marker(x) }";
+        let async_fn = "async fn f(x: u64) -> std::io::Result<u64> { body_marker(x).await }";
+        let async_block = "fn f(x: u64) -> impl std::future::Future<Output = std::io::Result<u64>> { \
+                           let y = x; async move { body_marker(y).await } }";
+        let inner_attribute =
+            "fn f(x: u64) -> std::io::Result<u64> { #![allow(unused)] body_marker(x) }";
+        let cases: &[(&str, &str)] = &[
+            // The early first attempt.
+            ("", sync),
+            ("max = 3, backoff = exp, jitter", sync),
+            ("backoff = none", sync),
+            ("preset = external_api", sync),
+            ("", inner_attribute),
+            // The loops: hooks, a classifier closure, `if_result`, `fields`,
+            // a limit, a breaker, a deadline, a sleeper, a dynamic policy.
+            ("on_retry = log_it", sync),
+            (
+                "on = |e: &std::io::Error| e.kind() == std::io::ErrorKind::Other",
+                sync,
+            ),
+            ("if_result = |v: &u64| *v == 0", sync),
+            ("fields(x)", sync),
+            ("limit = LIMIT", sync),
+            ("breaker = classic(BREAKER)", sync),
+            ("deadline = 5s", sync),
+            ("sleep = my_sleep", sync),
+            ("policy = dynamic()", sync),
+            ("dead_letter = SINK, idempotent = false", sync),
+            // `LazyCall`, and `Call` with timers.
+            ("", async_fn),
+            ("deadline = 5s", async_fn),
+            ("attempt_timeout = 1s", async_fn),
+            ("sleep = my_async_sleep", async_fn),
+            ("on_retry = log_it", async_fn),
+            ("", async_block),
+        ];
+        for (args, function) in cases {
+            let expanded = super::retry_impl(args.parse().unwrap(), function.parse().unwrap());
+            let text = expanded.to_string();
+            assert!(
+                !text.contains("compile_error"),
+                "#[retry({args})] {function} was refused: {text}"
+            );
+            assert_eq!(
+                occurrences(expanded, "body_marker"),
+                1,
+                "#[retry({args})] {function} expands to {text}"
+            );
+        }
+    }
+}

@@ -38,11 +38,10 @@ const RUN_LIMIT: Duration = Duration::from_secs(5 * 60);
 
 #[test]
 fn the_published_counts_of_a_call_are_what_callgrind_counts() {
-    if !valgrind_installed() {
+    let Some(plain) = counted_calls() else {
         return;
-    }
+    };
     let section = Section::read("Instructions per call");
-    let plain = Calls::plain();
 
     // The instruction table's direct and `#[retry]` columns.
     for (row, group) in ROWS {
@@ -87,32 +86,34 @@ fn the_published_counts_of_a_call_are_what_callgrind_counts() {
 
 #[test]
 fn the_allocation_table_is_what_a_counting_allocator_counts() {
-    let section = Section::read("Heap allocations per call");
-    let counted = Calls::plain().table("allocs");
-    for (row, group) in ROWS {
-        for (variant, allocations) in &counted[group] {
-            assert_eq!(
-                section.figure(row, variant),
-                Some(*allocations),
-                "{row}, {variant}: allocations per call"
-            );
-        }
-    }
+    assert_table_is_printed(
+        "Heap allocations per call",
+        "allocs",
+        &ROWS,
+        "allocations per call",
+    );
 }
 
 #[test]
 fn the_future_size_table_is_what_rustc_lays_out() {
-    let section = Section::read("Future size");
-    let measured = Calls::plain().table("sizes");
-    for (row, group) in [
+    let rows = [
         ("success variant", "async"),
         ("one-retry variant", "async-once"),
-    ] {
-        for (variant, bytes) in &measured[group] {
+    ];
+    assert_table_is_printed("Future size", "sizes", &rows, "bytes");
+}
+
+/// Each figure the benchmark prints for `command` is the cell of its
+/// variant in the table of the section `heading`, in the row of its group.
+fn assert_table_is_printed(heading: &str, command: &str, rows: &[(&str, &str)], unit: &str) {
+    let section = Section::read(heading);
+    let printed = Calls::plain().table(command);
+    for (row, group) in rows {
+        for (variant, figure) in &printed[*group] {
             assert_eq!(
                 section.figure(row, variant),
-                Some(*bytes),
-                "{row}, {variant}: bytes"
+                Some(*figure),
+                "{row}, {variant}: {unit}"
             );
         }
     }
@@ -120,10 +121,9 @@ fn the_future_size_table_is_what_rustc_lays_out() {
 
 #[test]
 fn a_call_without_subscriber_or_metrics_calls_no_tracing_and_reads_the_clock_only_to_retry() {
-    if !valgrind_installed() {
+    let Some(plain) = counted_calls() else {
         return;
-    }
-    let plain = Calls::plain();
+    };
     // "reads no clock without the `metrics` feature" on a first-try
     // success; "a call reads the clock twice" with one retry, for the
     // statistics' duration; "no call into `tracing`" without a subscriber.
@@ -147,10 +147,9 @@ fn a_call_without_subscriber_or_metrics_calls_no_tracing_and_reads_the_clock_onl
 
 #[test]
 fn the_comparisons_with_the_peers_hold() {
-    if !valgrind_installed() {
+    let Some(plain) = counted_calls() else {
         return;
-    }
-    let plain = Calls::plain();
+    };
     let mut counted = HashMap::new();
     let mut count = |group: &'static str, variant: &'static str| {
         *counted.entry((group, variant)).or_insert_with(|| {
@@ -232,6 +231,11 @@ fn assert_close(counted: f64, published: f64, what: &str) {
     );
 }
 
+/// The benchmark to count under callgrind, if valgrind is installed.
+fn counted_calls() -> Option<&'static Calls> {
+    valgrind_installed().then(Calls::plain)
+}
+
 fn valgrind_installed() -> bool {
     let found = Command::new("valgrind")
         .arg("--version")
@@ -259,7 +263,7 @@ fn workspace() -> &'static Path {
 /// same variant.
 fn scratch(name: &str) -> PathBuf {
     static NEXT: AtomicUsize = AtomicUsize::new(0);
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("counts");
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("published");
     fs::create_dir_all(&dir).expect("a scratch directory");
     let n = NEXT.fetch_add(1, Ordering::Relaxed);
     dir.join(format!("{}-{n}-{name}", std::process::id()))
@@ -282,6 +286,17 @@ fn run_within(mut command: Command, limit: Duration) -> ExitStatus {
         }
         thread::sleep(Duration::from_millis(20));
     }
+}
+
+/// What `command` printed, once it has ended, within `limit`.
+fn output_within(mut command: Command, limit: Duration) -> String {
+    let out = scratch("stdout");
+    command.stdout(File::create(&out).expect("a file for the output"));
+    let what = format!("{command:?}");
+    assert!(run_within(command, limit).success(), "{what} failed");
+    let printed = fs::read_to_string(&out).expect("the output");
+    let _ = fs::remove_file(&out);
+    printed
 }
 
 /// A section of BENCHMARKS.md: from a heading to the next.
@@ -369,7 +384,6 @@ impl Calls {
     }
 
     fn build(features: &[&str]) -> Self {
-        let json = scratch("build.json");
         let mut cargo = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()));
         cargo
             .current_dir(workspace())
@@ -377,14 +391,8 @@ impl Calls {
                 "bench", "-q", "-p", "benches", "--bench", "calls", "--no-run",
             ])
             .args(features)
-            .arg("--message-format=json-render-diagnostics")
-            .stdout(File::create(&json).expect("the build's output file"));
-        assert!(
-            run_within(cargo, BUILD_LIMIT).success(),
-            "the calls benchmark did not build"
-        );
-        let messages = fs::read_to_string(&json).expect("the build's output");
-        let _ = fs::remove_file(&json);
+            .arg("--message-format=json-render-diagnostics");
+        let messages = output_within(cargo, BUILD_LIMIT);
         let binary = messages
             .lines()
             .filter_map(|line| line.split("\"executable\":\"").nth(1))
@@ -399,17 +407,9 @@ impl Calls {
     /// What the benchmark prints for `command` (`allocs`, `sizes`): a
     /// figure for each variant of each group, in its order.
     fn table(&self, command: &str) -> HashMap<String, Vec<(String, f64)>> {
-        let out = scratch(&format!("{command}.tsv"));
         let mut calls = Command::new(&self.binary);
-        calls
-            .arg(command)
-            .stdout(File::create(&out).expect("the benchmark's output file"));
-        assert!(
-            run_within(calls, RUN_LIMIT).success(),
-            "calls {command} failed"
-        );
-        let printed = fs::read_to_string(&out).expect("the benchmark's output");
-        let _ = fs::remove_file(&out);
+        calls.arg(command);
+        let printed = output_within(calls, RUN_LIMIT);
         let mut table: HashMap<String, Vec<(String, f64)>> = HashMap::new();
         for line in printed.lines() {
             let [group, variant, figure] = line.split('\t').collect::<Vec<_>>()[..] else {

@@ -80,14 +80,18 @@ mod tests {
         let inner_attribute =
             "fn f(x: u64) -> std::io::Result<u64> { #![allow(unused)] body_marker(x) }";
         let cases: &[(&str, &str)] = &[
-            // The early first attempt.
+            // The early first attempt (`run_sync`), with the arguments that
+            // change what it is given.
             ("", sync),
             ("max = 3, backoff = exp, jitter", sync),
             ("backoff = none", sync),
             ("preset = external_api", sync),
             ("", inner_attribute),
-            // The loops: hooks, a classifier closure, `if_result`, `fields`,
-            // a limit, a breaker, a deadline, a sleeper, a dynamic policy.
+            ("deadline = 5s", sync),
+            ("sleep = my_sleep", sync),
+            ("dead_letter = SINK, idempotent = false", sync),
+            // The sync loop: a hook, a classifier closure, `if_result`,
+            // `fields`, a limit, a classic breaker, a dynamic policy.
             ("on_retry = log_it", sync),
             (
                 "on = |e: &std::io::Error| e.kind() == std::io::ErrorKind::Other",
@@ -97,17 +101,14 @@ mod tests {
             ("fields(x)", sync),
             ("limit = LIMIT", sync),
             ("breaker = classic(BREAKER)", sync),
-            ("deadline = 5s", sync),
-            ("sleep = my_sleep", sync),
             ("policy = dynamic()", sync),
-            ("dead_letter = SINK, idempotent = false", sync),
-            // `LazyCall`, and `Call` with timers.
+            // `LazyCall`, and the async loop with timers or a hook.
             ("", async_fn),
+            ("sleep = my_async_sleep", async_fn),
+            ("", async_block),
             ("deadline = 5s", async_fn),
             ("attempt_timeout = 1s", async_fn),
-            ("sleep = my_async_sleep", async_fn),
             ("on_retry = log_it", async_fn),
-            ("", async_block),
         ];
         for (args, function) in cases {
             let expanded = super::retry_impl(args.parse().unwrap(), function.parse().unwrap());

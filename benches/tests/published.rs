@@ -31,9 +31,9 @@ const CALLS: u64 = 5_000;
 /// Calls per run for the peers' async retries, which wait a real
 /// millisecond or so on tokio's timer even for a zero delay.
 const PEER_ASYNC_RETRIES: u64 = 500;
-/// How long a build may take (a first build compiles every peer), and a
-/// run under valgrind.
+/// How long a build may take: a first build compiles every peer.
 const BUILD_LIMIT: Duration = Duration::from_secs(30 * 60);
+/// How long one run of the benchmark may take, under valgrind or not.
 const RUN_LIMIT: Duration = Duration::from_secs(5 * 60);
 
 #[test]

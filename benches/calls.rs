@@ -48,7 +48,10 @@ static ALLOCATOR: Counting = Counting;
 /// Every variant, by group: what `calls variants` lists and `calls allocs`
 /// measures.
 const VARIANTS: &[(&str, &[&str])] = &[
-    ("sync", &["direct", "reattempt", "backon", "backoff"]),
+    (
+        "sync",
+        &["direct", "reattempt", "backon", "backoff", "retry"],
+    ),
     (
         "async",
         &[
@@ -60,7 +63,7 @@ const VARIANTS: &[(&str, &[&str])] = &[
             "tryhard",
         ],
     ),
-    ("sync-once", &["reattempt", "backon", "backoff"]),
+    ("sync-once", &["reattempt", "backon", "backoff", "retry"]),
     (
         "async-once",
         &["reattempt", "backon", "tokio-retry2", "backoff", "tryhard"],
@@ -106,6 +109,7 @@ fn run(group: &str, variant: &str, n: u64) {
         ("sync", "reattempt") => sync_loop!(retried(black_box(7))),
         ("sync", "backon") => sync_loop!(backon_sync(black_box(7))),
         ("sync", "backoff") => sync_loop!(backoff_sync(black_box(7))),
+        ("sync", "retry") => sync_loop!(retry_sync(black_box(7))),
         ("async", "direct") => async_loop!(direct_async(black_box(7))),
         ("async", "reattempt") => async_loop!(retried_async(black_box(7))),
         ("async", "backon") => async_loop!(backon_async(black_box(7))),
@@ -115,6 +119,7 @@ fn run(group: &str, variant: &str, n: u64) {
         ("sync-once", "reattempt") => sync_loop!(retried_once(&failed)),
         ("sync-once", "backon") => sync_loop!(backon_once(&failed)),
         ("sync-once", "backoff") => sync_loop!(backoff_once(&failed)),
+        ("sync-once", "retry") => sync_loop!(retry_once(&failed)),
         ("async-once", "reattempt") => async_loop!(retried_once_async(&failed)),
         ("async-once", "backon") => async_loop!(backon_once_async(&failed)),
         ("async-once", "tokio-retry2") => async_loop!(tokio_retry2_once(&failed)),

@@ -1,5 +1,5 @@
 //! The cost of `#[retry]` against a direct call and against the peer
-//! crates (backon, tokio-retry2, backoff, tryhard): on the success path,
+//! crates (backon, tokio-retry2, backoff, tryhard, retry): on the success path,
 //! and for a call that fails once and is retried at once.
 //!
 //! `cargo bench -p benches --bench overhead`. Async variants run many calls inside one
@@ -52,6 +52,7 @@ fn success_path(c: &mut Criterion) {
     sync.bench_function("reattempt", |b| b.iter(|| retried(black_box(7))));
     sync.bench_function("backon", |b| b.iter(|| backon_sync(black_box(7))));
     sync.bench_function("backoff", |b| b.iter(|| backoff_sync(black_box(7))));
+    sync.bench_function("retry", |b| b.iter(|| retry_sync(black_box(7))));
     sync.finish();
 
     let rt = runtime();
@@ -73,6 +74,7 @@ fn one_retry(c: &mut Criterion) {
     sync.bench_function("reattempt", |b| b.iter(|| retried_once(&failed)));
     sync.bench_function("backon", |b| b.iter(|| backon_once(&failed)));
     sync.bench_function("backoff", |b| b.iter(|| backoff_once(&failed)));
+    sync.bench_function("retry", |b| b.iter(|| retry_once(&failed)));
     sync.finish();
 
     let rt = runtime();

@@ -63,6 +63,16 @@ pub fn backoff_sync(x: u64) -> Result<u64, backoff::Error<io::Error>> {
     })
 }
 
+/// The `retry` crate's policy is an iterator of delays: four retries,
+/// each jittered by a factor drawn from 0 to 1 as the iterator yields it.
+#[inline(never)]
+pub fn retry_sync(x: u64) -> Result<u64, retry::Error<io::Error>> {
+    use retry::delay::{Exponential, jitter};
+    retry::retry(Exponential::from_millis(1000).map(jitter).take(4), || {
+        body(x)
+    })
+}
+
 #[inline(never)]
 pub async fn direct_async(x: u64) -> io::Result<u64> {
     body(x)
@@ -142,6 +152,11 @@ pub fn backoff_once(failed: &Cell<bool>) -> Result<u64, backoff::Error<io::Error
     backoff::retry(backoff_now(), || {
         flaky(failed).map_err(backoff::Error::transient)
     })
+}
+
+#[inline(never)]
+pub fn retry_once(failed: &Cell<bool>) -> Result<u64, retry::Error<io::Error>> {
+    retry::retry(retry::delay::NoDelay.take(4), || flaky(failed))
 }
 
 #[inline(never)]

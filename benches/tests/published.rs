@@ -162,12 +162,31 @@ fn the_comparisons_with_the_peers_hold() {
         })
     };
 
-    // "under half of backon's"
-    let (ours, backon) = (count("sync", "reattempt"), count("sync", "backon"));
+    // "under half of backon's, and the fewest of the four crates with a
+    // sync API"
+    let ours = count("sync", "reattempt");
+    let backon = count("sync", "backon");
     assert!(
         ours * 2.0 < backon,
         "sync success: ours {ours}, backon {backon}"
     );
+    for peer in ["backoff", "retry"] {
+        let theirs = count("sync", peer);
+        assert!(ours < theirs, "sync success: ours {ours}, {peer} {theirs}");
+    }
+
+    // "retry's 114, the fewest of the four"
+    let retry = count("sync-once", "retry");
+    for other in ["reattempt", "backon", "backoff"] {
+        let theirs = count("sync-once", other);
+        assert!(
+            retry < theirs,
+            "sync retry: retry {retry}, {other} {theirs}"
+        );
+    }
+    // "reads no clock"
+    let retry = plain.per_call("sync-once", "retry", CALLS, false);
+    assert_eq!(retry.clock_reads, 0.0, "sync retry of retry: clock reads");
 
     // "second of the five crates after tokio-retry2"
     let ours = count("async", "reattempt");

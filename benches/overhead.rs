@@ -18,9 +18,12 @@ use criterion::measurement::WallTime;
 use criterion::{BenchmarkGroup, Criterion, criterion_group, criterion_main};
 use variants::*;
 
-fn runtime() -> tokio::runtime::Runtime {
+/// A current-thread runtime, its clock paused when asked: a wait on
+/// tokio's timer then ends as soon as nothing else can run.
+fn runtime(paused: bool) -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_current_thread()
         .enable_time()
+        .start_paused(paused)
         .build()
         .expect("a current-thread runtime")
 }
@@ -55,7 +58,7 @@ fn success_path(c: &mut Criterion) {
     sync.bench_function("retry", |b| b.iter(|| retry_sync(black_box(7))));
     sync.finish();
 
-    let rt = runtime();
+    let rt = runtime(false);
     let mut group = c.benchmark_group("async success");
     bench_async(&mut group, &rt, "direct", || direct_async(black_box(7)));
     bench_async(&mut group, &rt, "reattempt", || retried_async(black_box(7)));
@@ -77,16 +80,21 @@ fn one_retry(c: &mut Criterion) {
     sync.bench_function("retry", |b| b.iter(|| retry_once(&failed)));
     sync.finish();
 
-    let rt = runtime();
-    let mut group = c.benchmark_group("async one retry");
-    bench_async(&mut group, &rt, "reattempt", || retried_once_async(&failed));
-    bench_async(&mut group, &rt, "backon", || backon_once_async(&failed));
-    bench_async(&mut group, &rt, "tokio-retry2", || {
-        tokio_retry2_once(&failed)
-    });
-    bench_async(&mut group, &rt, "backoff", || backoff_once_async(&failed));
-    bench_async(&mut group, &rt, "tryhard", || tryhard_once(&failed));
-    group.finish();
+    for (name, paused) in [
+        ("async one retry", false),
+        ("async one retry, paused clock", true),
+    ] {
+        let rt = runtime(paused);
+        let mut group = c.benchmark_group(name);
+        bench_async(&mut group, &rt, "reattempt", || retried_once_async(&failed));
+        bench_async(&mut group, &rt, "backon", || backon_once_async(&failed));
+        bench_async(&mut group, &rt, "tokio-retry2", || {
+            tokio_retry2_once(&failed)
+        });
+        bench_async(&mut group, &rt, "backoff", || backoff_once_async(&failed));
+        bench_async(&mut group, &rt, "tryhard", || tryhard_once(&failed));
+        group.finish();
+    }
 }
 
 criterion_group!(benches, success_path, one_retry);

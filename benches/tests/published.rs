@@ -189,11 +189,7 @@ fn the_comparisons_with_the_peers_hold() {
     assert_eq!(retry.clock_reads, 0.0, "sync retry of retry: clock reads");
 
     // "second of the five crates after tokio-retry2"
-    let ours = count("async", "reattempt");
-    let cheaper: Vec<_> = ["backon", "tokio-retry2", "backoff", "tryhard"]
-        .into_iter()
-        .filter(|peer| count("async", peer) < ours)
-        .collect();
+    let (ours, cheaper) = async_peers_cheaper(&mut count, "async");
     assert_eq!(
         cheaper,
         ["tokio-retry2"],
@@ -201,11 +197,7 @@ fn the_comparisons_with_the_peers_hold() {
     );
 
     // "third of the five crates", on a paused clock
-    let ours = count("async-once-paused", "reattempt");
-    let cheaper: Vec<_> = ["backon", "tokio-retry2", "backoff", "tryhard"]
-        .into_iter()
-        .filter(|peer| count("async-once-paused", peer) < ours)
-        .collect();
+    let (ours, cheaper) = async_peers_cheaper(&mut count, "async-once-paused");
     assert_eq!(
         cheaper,
         ["tokio-retry2", "tryhard"],
@@ -214,7 +206,7 @@ fn the_comparisons_with_the_peers_hold() {
 
     // "each peer over four times as much", on a running clock
     let ours = count("async-once", "reattempt");
-    for peer in ["backon", "tokio-retry2", "backoff", "tryhard"] {
+    for peer in ASYNC_PEERS {
         let theirs = count("async-once", peer);
         assert!(
             theirs > 4.0 * ours,
@@ -244,6 +236,22 @@ fn the_comparisons_with_the_peers_hold() {
         ours > backon,
         "sync retry: ours {ours}, backon {backon}: the goal is met"
     );
+}
+
+/// The peers with an async API, in the tables' order.
+const ASYNC_PEERS: [&str; 4] = ["backon", "tokio-retry2", "backoff", "tryhard"];
+
+/// Our count in `group`, and the async peers whose count there is lower.
+fn async_peers_cheaper(
+    count: &mut impl FnMut(&'static str, &'static str) -> f64,
+    group: &'static str,
+) -> (f64, Vec<&'static str>) {
+    let ours = count(group, "reattempt");
+    let cheaper = ASYNC_PEERS
+        .into_iter()
+        .filter(|peer| count(group, peer) < ours)
+        .collect();
+    (ours, cheaper)
 }
 
 /// The instruction table's rows, and the benchmark's group for each.

@@ -74,9 +74,9 @@ const VARIANTS: &[(&str, &[&str])] = &[
     ),
 ];
 
-/// The suffix of a group whose runtime starts with its clock paused: a
-/// wait on tokio's timer then ends as soon as nothing else can run,
-/// instead of at the timer's next millisecond.
+/// The suffix of a group whose runtime starts with its clock paused, as
+/// the async retry's goal is measured: a wait on tokio's timer then ends
+/// as soon as nothing else can run.
 const PAUSED: &str = "-paused";
 
 /// Each variant as `group<TAB>variant`.

@@ -1,6 +1,6 @@
 //! The cost of `#[retry]` against a direct call and against the peer
-//! crates (backon, tokio-retry2, backoff, tryhard, retry): on the success path,
-//! and for a call that fails once and is retried at once.
+//! crates (backon, tokio-retry2, backoff, tryhard, retry): on the success
+//! path, and for a call that fails once and is retried at once.
 //!
 //! `cargo bench -p benches --bench overhead`. Async variants run many calls inside one
 //! `block_on` of a current-thread runtime, so the runtime's own cost is not

@@ -25,24 +25,33 @@ instructions() {
     rm -f "$out"
 }
 
+# One line of a table: `group<TAB>variant<TAB>instructions per call`, as
+# $binary and the environment stand.
+per_call() {
+    local base total
+    base=$(instructions "$1" "$2" 0)
+    total=$(instructions "$1" "$2" "$calls")
+    awk -v g="$1" -v v="$2" -v b="$base" -v t="$total" -v n="$calls" \
+        'BEGIN { printf "%s\t%s\t%.1f\n", g, v, (t - b) / n }'
+}
+
+# `#[retry]`'s success rows alone.
+success_rows() {
+    printf 'group\tvariant\tinstructions\n'
+    for group in sync async; do
+        per_call "$group" reattempt
+    done
+}
+
 echo "## Instructions per call (callgrind, $calls calls)"
 printf 'group\tvariant\tinstructions\n'
 "$binary" variants | while read -r group variant; do
-    base=$(instructions "$group" "$variant" 0)
-    total=$(instructions "$group" "$variant" "$calls")
-    awk -v g="$group" -v v="$variant" -v b="$base" -v t="$total" -v n="$calls" \
-        'BEGIN { printf "%s\t%s\t%.1f\n", g, v, (t - b) / n }'
+    per_call "$group" "$variant"
 done
 
 echo
 echo "## Instructions per call of the success path with a subscriber that listens"
-printf 'group\tvariant\tinstructions\n'
-for group in sync async; do
-    base=$(CALLS_SUBSCRIBER=1 instructions "$group" reattempt 0)
-    total=$(CALLS_SUBSCRIBER=1 instructions "$group" reattempt "$calls")
-    awk -v g="$group" -v b="$base" -v t="$total" -v n="$calls" \
-        'BEGIN { printf "%s\treattempt\t%.1f\n", g, (t - b) / n }'
-done
+CALLS_SUBSCRIBER=1 success_rows
 
 echo
 echo "## Instructions per call of the success path with the metrics feature"
@@ -50,13 +59,7 @@ cargo bench -p benches --bench calls --no-run --features reattempt/metrics \
     --message-format=json-render-diagnostics >target/calls-metrics-build.json
 plain=$binary
 binary=$(grep -o '"executable":"[^"]*calls-[^"]*"' target/calls-metrics-build.json | tail -1 | cut -d'"' -f4)
-printf 'group\tvariant\tinstructions\n'
-for group in sync async; do
-    base=$(instructions "$group" reattempt 0)
-    total=$(instructions "$group" reattempt "$calls")
-    awk -v g="$group" -v b="$base" -v t="$total" -v n="$calls" \
-        'BEGIN { printf "%s\treattempt\t%.1f\n", g, (t - b) / n }'
-done
+success_rows
 binary=$plain
 
 echo

@@ -1,8 +1,11 @@
 //! Test mode reaches the tasks a test spawns onto the worker threads of its
 //! runtime, by itself, and any other future wrapped in its guard's `cover`.
 
+use std::cell::Cell;
 use std::io::{self, ErrorKind};
-use std::time::Duration;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::{Duration, Instant};
 
 use reattempt::retry;
 use tokio::task::JoinHandle;
@@ -53,7 +56,7 @@ async fn quick() -> io::Result<()> {
 async fn once_the_guard_is_gone_spawned_tasks_wait_again() {
     let waits = reattempt::testing::instant();
     drop(waits);
-    let started = std::time::Instant::now();
+    let started = Instant::now();
     tokio::spawn(quick()).await.unwrap().unwrap_err();
     assert!(
         started.elapsed() >= Duration::from_millis(1),
@@ -108,7 +111,7 @@ async fn a_guard_does_not_wait_for_a_worker_as_long_as_it_is_held() {
         let _ = released.recv_timeout(Duration::from_secs(30));
     });
     held.recv().unwrap();
-    let made = std::time::Instant::now();
+    let made = Instant::now();
     let waits = reattempt::testing::instant();
     let waited = made.elapsed();
     // The holder may have given up already, were the guard to wait 30 s.
@@ -116,4 +119,75 @@ async fn a_guard_does_not_wait_for_a_worker_as_long_as_it_is_held() {
     holder.await.unwrap();
     drop(waits);
     assert!(waited < Duration::from_secs(20), "waited {waited:?}");
+}
+
+#[retry(max = 3, backoff = fixed(1ms))]
+fn fails_once(failures: &AtomicU32) -> io::Result<u32> {
+    let attempt = reattempt::attempt()
+        .expect("inside a retried call")
+        .number();
+    if failures.fetch_sub(1, Ordering::SeqCst) > 0 {
+        return Err(ErrorKind::ConnectionReset.into());
+    }
+    Ok(attempt)
+}
+
+/// What the destructor below saw of each call: its outcome (or its panic's
+/// message), how long it took, and the waits a guard made there recorded.
+type Seen = (Result<u32, String>, Duration, usize);
+
+static SEEN_IN_DESTRUCTOR: Mutex<Vec<Seen>> = Mutex::new(Vec::new());
+
+/// A value whose drop, as its thread ends, makes retried calls, as a
+/// client's or a pool's destructor that closes a connection may.
+struct RetriesOnDrop;
+
+impl Drop for RetriesOnDrop {
+    fn drop(&mut self) {
+        for _ in 0..2 {
+            let failures = AtomicU32::new(1);
+            let started = Instant::now();
+            let guard = std::panic::catch_unwind(reattempt::testing::instant);
+            let outcome = std::panic::catch_unwind(|| fails_once(&failures))
+                .map_err(|panic| {
+                    let text = panic.downcast_ref::<&str>().map(|s| s.to_string());
+                    text.or_else(|| panic.downcast_ref::<String>().cloned())
+                        .unwrap_or_default()
+                })
+                .and_then(|outcome| outcome.map_err(|e| e.to_string()));
+            let recorded = guard.map_or(usize::MAX, |guard| guard.retries());
+            let seen = (outcome, started.elapsed(), recorded);
+            SEEN_IN_DESTRUCTOR.lock().unwrap().push(seen);
+        }
+    }
+}
+
+std::thread_local! {
+    static RETRIES_ON_DROP: Cell<Option<RetriesOnDrop>> = const { Cell::new(None) };
+}
+
+/// A thread's locals are destroyed in the reverse of the order they were
+/// first used, so the library's record of instant waits, first used after
+/// the value above, is gone when that value drops. Its retried calls still
+/// run, and wait for real, and a guard made there records nothing; nothing
+/// panics, which there would abort the process.
+#[test]
+fn a_retry_made_as_a_threads_locals_are_destroyed_runs_and_waits_for_real() {
+    // Held on the test's thread, so that retries look for a recording.
+    let _waits = reattempt::testing::instant();
+    std::thread::spawn(|| {
+        RETRIES_ON_DROP.with(|slot| slot.set(Some(RetriesOnDrop)));
+        let own = reattempt::testing::instant();
+        assert_eq!(fails_once(&AtomicU32::new(1)).unwrap(), 2);
+        assert_eq!(own.delays(), [Duration::from_millis(1)]);
+    })
+    .join()
+    .unwrap();
+    let seen = std::mem::take(&mut *SEEN_IN_DESTRUCTOR.lock().unwrap());
+    assert_eq!(seen.len(), 2, "{seen:?}");
+    for (outcome, took, recorded) in seen {
+        assert_eq!(outcome, Ok(2));
+        assert!(took >= Duration::from_millis(1), "took {took:?}");
+        assert_eq!(recorded, 0);
+    }
 }

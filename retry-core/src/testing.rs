@@ -43,6 +43,14 @@ thread_local! {
     static WORKER: RefCell<Option<std::sync::Weak<Mutex<Vec<Duration>>>>> = const { RefCell::new(None) };
 }
 
+/// Makes `recording` this thread's, giving back the one it replaces. While
+/// the thread's locals are destroyed there is none to replace, and calls
+/// made then (from another value's destructor) wait for real, where a
+/// panic would abort the process.
+fn swap_recording(recording: Option<Shared>) -> Option<Shared> {
+    RECORDING.try_with(|r| r.replace(recording)).ok().flatten()
+}
+
 /// The delays a guard records, shared with the tasks it covers.
 type Shared = Arc<Mutex<Vec<Duration>>>;
 
@@ -59,10 +67,12 @@ type Shared = Arc<Mutex<Vec<Duration>>>;
 /// A task on another runtime, or on a blocking thread, is covered when its
 /// future is wrapped in [`InstantWaits::cover`]. A custom `sleep = ...` is
 /// still called, with a zero delay.
+/// A call made while its thread's locals are destroyed (from the destructor
+/// of another thread-local value) finds no guard, and waits for real.
 #[must_use = "waits are instant only while the guard lives: `let _ = instant()` drops it at once"]
 pub fn instant() -> InstantWaits {
     let recording = Shared::default();
-    let previous = RECORDING.with(|r| r.replace(Some(Arc::clone(&recording))));
+    let previous = swap_recording(Some(Arc::clone(&recording)));
     GUARDS.fetch_add(1, Ordering::SeqCst);
     #[cfg(feature = "tokio")]
     cover_workers(&recording);
@@ -138,7 +148,7 @@ impl InstantWaits {
 
 impl Drop for InstantWaits {
     fn drop(&mut self) {
-        RECORDING.with(|r| *r.borrow_mut() = self.previous.take());
+        swap_recording(self.previous.take());
         GUARDS.fetch_sub(1, Ordering::SeqCst);
     }
 }
@@ -160,12 +170,12 @@ impl<F: Future> Future for Covered<F> {
 
         impl Drop for Restore {
             fn drop(&mut self) {
-                RECORDING.with(|r| *r.borrow_mut() = self.0.take());
+                swap_recording(self.0.take());
             }
         }
 
         let this = &mut *self;
-        let previous = RECORDING.with(|r| r.replace(Some(Arc::clone(&this.recording))));
+        let previous = swap_recording(Some(Arc::clone(&this.recording)));
         let _restore = Restore(previous);
         this.future.as_mut().poll(cx)
     }
@@ -189,9 +199,18 @@ pub(crate) fn wait(delay: Duration) -> Duration {
 
 #[cold]
 fn record(delay: Duration) -> Duration {
+    // While the thread's locals are destroyed (a destructor's retried
+    // call), there is no recording, and the call waits for real.
     let recording = RECORDING
-        .with(|r| r.borrow().clone())
-        .or_else(|| WORKER.with(|w| w.borrow().as_ref().and_then(std::sync::Weak::upgrade)));
+        .try_with(|r| r.borrow().clone())
+        .ok()
+        .flatten()
+        .or_else(|| {
+            WORKER
+                .try_with(|w| w.borrow().as_ref().and_then(std::sync::Weak::upgrade))
+                .ok()
+                .flatten()
+        });
     match recording {
         Some(recording) => {
             recording
@@ -233,7 +252,7 @@ fn cover_workers(recording: &Shared) {
         let weak = Arc::downgrade(recording);
         let arrived = Arc::clone(&arrived);
         handle.spawn(async move {
-            WORKER.with(|w| *w.borrow_mut() = Some(weak));
+            let _ = WORKER.try_with(|w| *w.borrow_mut() = Some(weak));
             all_arrive(&arrived, workers, deadline, 1);
         });
     }

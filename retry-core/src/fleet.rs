@@ -16,9 +16,12 @@
 //!   so that the fleet's retries stay under `ratio` of the fleet's first
 //!   attempts plus one reserve, however many instances there are;
 //! - Redis is asked with a timeout of a few milliseconds (5 ms unless set);
-//!   when it is slow or down, the instance decides on its local budget,
-//!   logs that once, leaves Redis alone for a second, and rejoins when it
-//!   answers again. No call waits on Redis longer than the timeout.
+//!   when it is slow, down or hangs, the instance decides on its local
+//!   budget, logs that once, leaves Redis alone for a second, and rejoins
+//!   when it answers again. A call waits on Redis for the timeout at most,
+//!   a new connection's set-up included; calls queued behind one that
+//!   Redis did not answer go on alone at once, instead of each waiting out
+//!   a timeout in turn.
 //!
 //! The fleet's window is kept as ten slots of `window / 10` each, named by
 //! wall-clock time so that every instance agrees on them, under keys
@@ -33,10 +36,14 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::time::{Duration, Instant, SystemTime};
 
-use ::redis::{Client, Connection, RedisError, Script};
+use ::redis::{Client, Connection, IntoConnectionInfo, RedisError, Script};
 
 /// How long Redis is given to answer, unless set with `connect_with_timeout`.
 const DEFAULT_TIMEOUT: Duration = Duration::from_millis(5);
+
+/// How long Redis is given to connect and answer as a budget, breaker or
+/// alert streak is set up.
+const SET_UP: Duration = Duration::from_secs(1);
 
 /// How long an instance decides alone after Redis failed to answer.
 const REJOIN_AFTER: Duration = Duration::from_secs(1);
@@ -90,11 +97,19 @@ struct Link {
 
 impl Link {
     fn open(url: &str, timeout: Duration) -> Result<Link, RedisError> {
-        let client = Client::open(url)?;
-        let mut connection = client.get_connection_with_timeout(Duration::from_secs(1))?;
+        // A new connection asks nothing before the exchange: the two
+        // `CLIENT SETINFO` questions the client asks by default would each
+        // wait out the timeout of a Redis that hangs, before the exchange's.
+        let info = url.into_connection_info()?;
+        let settings = info.redis_settings().clone().set_skip_set_lib_name();
+        let client = Client::open(info.set_redis_settings(settings))?;
+        let asked = Instant::now();
+        let mut connection = client.get_connection_with_timeout(SET_UP)?;
+        // A Redis that hangs is an error here, not a start-up that waits
+        // for it forever.
+        bound(&connection, time_left(SET_UP, asked)?)?;
         ::redis::cmd("PING").query::<()>(&mut connection)?;
         let timeout = timeout.max(Duration::from_millis(1));
-        bound(&connection, timeout)?;
         Ok(Link {
             client,
             timeout,
@@ -102,6 +117,11 @@ impl Link {
             alone_until: Mutex::new(None),
             warned: AtomicBool::new(false),
         })
+    }
+
+    /// Whether the instance decides alone for now, after Redis failed.
+    fn alone(&self) -> bool {
+        lock(&self.alone_until).is_some_and(|until| Instant::now() < until)
     }
 
     /// Runs `ask` on the connection, or `None` when Redis is left alone or
@@ -112,26 +132,39 @@ impl Link {
         what: &str,
         ask: impl FnOnce(&mut Connection) -> Result<T, RedisError>,
     ) -> Option<T> {
-        let now = Instant::now();
-        if lock(&self.alone_until).is_some_and(|until| now < until) {
+        if self.alone() {
             return None;
         }
         let answer = {
             let mut connection = lock(&self.connection);
+            // A call that queued here behind one that Redis did not answer
+            // goes on alone too, instead of waiting out a timeout of its own:
+            // many threads would otherwise wait in turn, the last of them
+            // for as many timeouts as there were threads.
+            if self.alone() {
+                return None;
+            }
+            // The timeout bounds the whole exchange, a new connection's
+            // set-up included; waiting for the lock is not counted, so that
+            // calls queued behind others' answers under load do not time out.
+            let asked = Instant::now();
             let conn = match &mut *connection {
                 Some(conn) => Ok(conn),
                 slot @ None => self
                     .client
                     .get_connection_with_timeout(self.timeout)
-                    .and_then(|fresh| {
-                        bound(&fresh, self.timeout)?;
-                        Ok(slot.insert(fresh))
-                    }),
+                    .map(|fresh| slot.insert(fresh)),
             };
-            let answer = conn.and_then(ask);
+            let answer = conn.and_then(|conn| {
+                bound(conn, time_left(self.timeout, asked)?)?;
+                ask(conn)
+            });
             if answer.is_err() {
                 // A connection that timed out may be mid-reply: start over.
                 *connection = None;
+                // Set before the lock is let go, so that no call queued
+                // behind this one asks Redis again.
+                *lock(&self.alone_until) = Some(Instant::now() + REJOIN_AFTER);
             }
             answer
         };
@@ -148,7 +181,6 @@ impl Link {
                 Some(value)
             }
             Err(error) => {
-                *lock(&self.alone_until) = Some(now + REJOIN_AFTER);
                 if !self.warned.swap(true, Ordering::Relaxed) {
                     tracing::warn!(
                         target: "reattempt",
@@ -162,6 +194,19 @@ impl Link {
                 None
             }
         }
+    }
+}
+
+/// What is left of `timeout` for an exchange with Redis that began at
+/// `asked`, a new connection's set-up included.
+fn time_left(timeout: Duration, asked: Instant) -> Result<Duration, RedisError> {
+    match timeout.checked_sub(asked.elapsed()) {
+        Some(left) if !left.is_zero() => Ok(left),
+        _ => Err(std::io::Error::new(
+            std::io::ErrorKind::TimedOut,
+            "the timeout passed while connecting",
+        )
+        .into()),
     }
 }
 
@@ -233,8 +278,8 @@ impl FleetBudget {
     }
 
     /// [`connect`](Self::connect), asking Redis with `timeout` (at least
-    /// 1 ms) on every retry decision. The check at set-up may take up to a
-    /// second.
+    /// 1 ms) on every retry decision. The check at set-up takes a second at
+    /// most: a Redis that has not answered by then is an error.
     pub fn connect_with_timeout(
         url: &str,
         scope: &str,

@@ -1,10 +1,12 @@
 //! A retry budget shared by several processes through Redis: the fleet's
-//! retries stay under one budget, Redis going away leaves every call on its
-//! local budget and none waits for it, and bad input is a clear error.
+//! retries stay under one budget, Redis going away or hanging leaves every
+//! call on its local budget and none waits for it longer than the timeout,
+//! and bad input is a clear error.
 //!
 //! The fleet test runs this same binary as child processes. Needs
-//! `RETRY_TEST_REDIS_URL` (set by `.ci/run`); the tests that stop a server
-//! start their own `redis-server` on another port and end it by its pid.
+//! `RETRY_TEST_REDIS_URL` (set by `.ci/run`); the tests that stop or hang a
+//! server start their own `redis-server` on another port, hang it with
+//! `SIGSTOP` and end it by its pid.
 
 mod common;
 #[path = "../../tests/common/mod.rs"]
@@ -12,6 +14,7 @@ mod logs;
 
 use std::io::{self, ErrorKind};
 use std::process::{Child, Command, Stdio};
+use std::sync::{Barrier, mpsc};
 use std::time::{Duration, Instant, SystemTime};
 
 use reattempt::fleet::FleetBudget;
@@ -143,6 +146,50 @@ impl OwnRedis {
         self.child.kill().unwrap();
         self.child.wait().unwrap();
     }
+
+    /// Stops the server (`SIGSTOP`) until the returned guard drops: it
+    /// still accepts connections, as the kernel does that for it, and
+    /// answers nothing, as a server that hangs or a network that drops every
+    /// packet.
+    fn hang(&self) -> Hanging {
+        let pid = self.child.id().to_string();
+        signal("-STOP", &pid);
+        let (done, ended) = mpsc::channel::<()>();
+        let watched = pid.clone();
+        let watchdog = std::thread::spawn(move || {
+            if ended.recv_timeout(Duration::from_secs(10)).is_err() {
+                signal("-CONT", &watched);
+            }
+        });
+        Hanging {
+            pid,
+            done,
+            watchdog: Some(watchdog),
+        }
+    }
+}
+
+/// A stopped server, resumed when this drops, or after 10 s: a call that
+/// waits on it without a bound then fails its test instead of hanging it.
+struct Hanging {
+    pid: String,
+    done: mpsc::Sender<()>,
+    watchdog: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Drop for Hanging {
+    fn drop(&mut self) {
+        let _ = self.done.send(());
+        if let Some(watchdog) = self.watchdog.take() {
+            let _ = watchdog.join();
+        }
+        signal("-CONT", &self.pid);
+    }
+}
+
+fn signal(signal: &str, pid: &str) {
+    let sent = Command::new("kill").args([signal, pid]).status().unwrap();
+    assert!(sent.success(), "kill {signal} {pid}");
 }
 
 impl Drop for OwnRedis {
@@ -220,6 +267,141 @@ fn with_redis_gone_calls_go_on_locally_and_none_waits_then_rejoin() {
         "shared again once Redis answers"
     );
     redis.stop();
+}
+
+/// The timeout of the tests of a Redis that hangs: long enough that a
+/// call's own work, on a loaded machine, is small beside it.
+const HANG_TIMEOUT: Duration = Duration::from_millis(300);
+
+/// What a call of those tests may take: the timeout, and half as much again
+/// for the call's own work. A call that waited out two timeouts fails it.
+const HANG_BOUND: Duration = Duration::from_millis(450);
+
+static STALLED: RetryBudget = RetryBudget::new(0.5, 10, Duration::from_secs(10));
+
+#[retry(max = 4, backoff = none, sleep = no_wait, budget = STALLED)]
+fn survives_a_stalled_redis() -> io::Result<()> {
+    Err(ErrorKind::ConnectionReset.into())
+}
+
+/// The slowest of `calls` calls of `survives_a_stalled_redis`.
+fn slowest_of(calls: u32) -> Duration {
+    let mut slowest = Duration::ZERO;
+    for _ in 0..calls {
+        let started = Instant::now();
+        survives_a_stalled_redis().unwrap_err();
+        slowest = slowest.max(started.elapsed());
+    }
+    slowest
+}
+
+/// A Redis that hangs, where one that is gone refuses at once: a call waits
+/// for it about the timeout at most, on the connection it has and on the
+/// new one it opens a second later, set-up included.
+#[test]
+fn with_redis_hanging_no_call_waits_longer_than_the_timeout() {
+    if common::server_url(URL).is_none() {
+        return;
+    }
+    let redis = OwnRedis::start(common::closed_port(), None);
+    let fleet = FleetBudget::connect_with_timeout(&redis.url(), "stalled", HANG_TIMEOUT).unwrap();
+    STALLED.share(fleet).unwrap();
+    survives_a_stalled_redis().unwrap_err();
+
+    let hanging = redis.hang();
+    // The first call's question times out, and the budget decides alone
+    // for a second.
+    let first = slowest_of(20);
+    std::thread::sleep(Duration::from_millis(1_100));
+    // Then a call opens a new connection, which the stopped server's
+    // kernel accepts, and whose set-up and question it never answers.
+    let reconnecting = slowest_of(20);
+    drop(hanging);
+    redis.stop();
+    assert!(first < HANG_BOUND, "a call waited {first:?}");
+    assert!(
+        reconnecting < HANG_BOUND,
+        "a call waited {reconnecting:?} while reconnecting"
+    );
+}
+
+static CROWDED: RetryBudget = RetryBudget::new(0.5, 10, Duration::from_secs(10));
+
+#[retry(max = 4, backoff = none, sleep = no_wait, budget = CROWDED)]
+fn crowds_a_stalled_redis() -> io::Result<()> {
+    Err(ErrorKind::ConnectionReset.into())
+}
+
+/// The slowest call of `threads` threads making `calls` calls each of
+/// `crowds_a_stalled_redis` at the same time.
+fn slowest_of_threads(threads: usize, calls: u32) -> Duration {
+    let start = Barrier::new(threads);
+    std::thread::scope(|scope| {
+        let each: Vec<_> = (0..threads)
+            .map(|_| {
+                scope.spawn(|| {
+                    start.wait();
+                    let mut slowest = Duration::ZERO;
+                    for _ in 0..calls {
+                        let started = Instant::now();
+                        crowds_a_stalled_redis().unwrap_err();
+                        slowest = slowest.max(started.elapsed());
+                    }
+                    slowest
+                })
+            })
+            .collect();
+        each.into_iter().map(|t| t.join().unwrap()).max().unwrap()
+    })
+}
+
+/// Many threads retrying at once as Redis hangs: the calls that queue
+/// behind the one asking Redis go on alone once it has not answered,
+/// instead of each waiting out a timeout of its own in turn (the last of
+/// 32 would wait 32 timeouts).
+#[test]
+fn with_redis_hanging_calls_made_at_once_do_not_wait_in_turn() {
+    if common::server_url(URL).is_none() {
+        return;
+    }
+    let redis = OwnRedis::start(common::closed_port(), None);
+    let fleet = FleetBudget::connect_with_timeout(&redis.url(), "crowded", HANG_TIMEOUT).unwrap();
+    CROWDED.share(fleet).unwrap();
+    crowds_a_stalled_redis().unwrap_err();
+
+    let hanging = redis.hang();
+    let first = slowest_of_threads(32, 3);
+    std::thread::sleep(Duration::from_millis(1_100));
+    let reconnecting = slowest_of_threads(32, 3);
+    drop(hanging);
+    redis.stop();
+    assert!(first < HANG_BOUND, "a call waited {first:?}");
+    assert!(
+        reconnecting < HANG_BOUND,
+        "a call waited {reconnecting:?} while reconnecting"
+    );
+}
+
+/// A Redis that hangs as an instance starts is an error at `connect`, in
+/// a second, where waiting for it would hold the start-up forever.
+#[test]
+fn a_redis_that_hangs_at_set_up_is_an_error() {
+    if common::server_url(URL).is_none() {
+        return;
+    }
+    let redis = OwnRedis::start(common::closed_port(), None);
+    let hanging = redis.hang();
+    let started = Instant::now();
+    let connected = FleetBudget::connect(&redis.url(), "hangs");
+    let took = started.elapsed();
+    drop(hanging);
+    redis.stop();
+    let error = connected.expect_err("an error, not a budget");
+    // A second, and half as much again for the call's own work.
+    assert!(
+        took < Duration::from_millis(1_500),
+        "took {took:?}: {error}"
+    );
 }
 
 #[test]

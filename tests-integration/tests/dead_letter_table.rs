@@ -1,7 +1,7 @@
 //! The PostgreSQL dead-letter table when things go wrong: the runtime stops
-//! with records queued, the queue fills, the database is out of reach,
-//! processes create the table at once. No record is ever lost silently:
-//! it is stored, or in an ERROR event with its whole content.
+//! with records queued, the queue fills, the database is out of reach or
+//! does not answer, processes create the table at once. No record is ever
+//! lost silently: it is stored, or in an ERROR event with its whole content.
 //!
 //! Needs `RETRY_TEST_POSTGRES_URL` (set by `.ci/run`).
 
@@ -195,6 +195,66 @@ fn while_the_database_is_out_of_reach_records_do_not_each_wait_for_it() {
         "the records waited {waited:?}"
     );
     each_once(&stored(&url, &table), &logged(&events), 10);
+}
+
+static HUNG: OnceLock<PostgresTable> = OnceLock::new();
+
+#[retry(max = 1, dead_letter = HUNG, fields(n))]
+async fn while_the_table_is_locked(n: u32) -> io::Result<()> {
+    Err(io::ErrorKind::PermissionDenied.into())
+}
+
+/// A database that takes an insert and never answers: here another session
+/// holds the table's lock, as a long migration may; a network that drops
+/// every packet does the same. The insert is given a bounded time, then
+/// its record is logged and the database left alone for a while, so that
+/// `flush` ends, as a shutdown needs, and no record waits in the queue.
+#[test]
+fn while_the_database_does_not_answer_a_flush_still_ends() {
+    let Some(url) = common::server_url(URL) else {
+        return;
+    };
+    let table = format!("reattempt_hung_{}", common::unique());
+    let mut flushed_after = Duration::MAX;
+    let (events, _) = logs::capture_logs(|| {
+        runtime().block_on(async {
+            let sink = PostgresTable::connect(pool(&url).await, &table)
+                .await
+                .unwrap();
+            HUNG.set(sink).unwrap();
+            let locker = pool(&url).await;
+            let mut lock = locker.begin().await.unwrap();
+            sqlx::query(&format!("LOCK TABLE {table} IN ACCESS EXCLUSIVE MODE"))
+                .execute(&mut *lock)
+                .await
+                .unwrap();
+            let started = Instant::now();
+            for n in 0..10 {
+                while_the_table_is_locked(n).await.unwrap_err();
+            }
+            let flushed =
+                tokio::time::timeout(Duration::from_secs(30), HUNG.get().unwrap().flush()).await;
+            flushed_after = started.elapsed();
+            lock.rollback().await.unwrap();
+            flushed.expect("the flush ended while the database did not answer");
+        });
+    });
+    let mut logged = logged(&events);
+    logged.sort_unstable();
+    // The first record's insert may still be stored once the lock goes:
+    // logged and stored is a duplicate, where neither would be a loss.
+    assert_eq!(logged, (0..10).collect::<Vec<_>>(), "every record logged");
+    stored(&url, &table);
+    assert!(
+        events.iter().any(|e| e["fields"]["sink_error"]
+            .as_str()
+            .is_some_and(|s| s.contains("did not answer"))),
+        "the log says why"
+    );
+    assert!(
+        flushed_after < Duration::from_secs(20),
+        "flushed after {flushed_after:?}"
+    );
 }
 
 const CHILD_TABLE: &str = "REATTEMPT_DEAD_LETTER_TABLE";

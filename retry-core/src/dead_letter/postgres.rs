@@ -21,10 +21,14 @@ use crate::classify::Classified;
 /// instead. That is the case of a record
 ///
 /// - the database refuses;
+/// - whose insert the database has not answered within five seconds (a
+///   lock held by another session, a network that drops every packet):
+///   the record is also stored should the database finish the insert later,
+///   a duplicate rather than a loss;
 /// - that arrives while the database is unreachable: after a failure to
-///   reach it, records go straight to the log for five seconds, then the
-///   database is tried again, so records do not each wait out the pool's
-///   acquire timeout in turn;
+///   reach it, or an insert it did not answer, records go straight to the
+///   log for five seconds, then the database is tried again, so records do
+///   not each wait out the pool's acquire timeout, or the insert's, in turn;
 /// - that finds the queue full: it holds at most [`DEFAULT_CAPACITY`](Self::DEFAULT_CAPACITY)
 ///   records (or the capacity given to
 ///   [`connect_with_capacity`](Self::connect_with_capacity));
@@ -58,6 +62,10 @@ pub struct PostgresTable {
     capacity: usize,
     table: String,
 }
+
+/// How long an insert may wait for the database before its record is
+/// logged instead.
+const INSERT_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// How long records go straight to the log after the database could not
 /// be reached.
@@ -245,15 +253,30 @@ async fn write(pool: PgPool, table: String, mut writer: Writer) {
             .bind(record.call_id.to_string())
             .bind(record.host)
             .bind(i32::try_from(record.pid).unwrap_or(i32::MAX))
-            .execute(&pool)
-            .await;
-        if let Err(error) = stored {
-            // A transient error (a pool timeout, a lost connection) says the
-            // database is out of reach, not that this record is wrong.
-            if error.classification().class() == Class::Transient {
-                unreachable_until = Some(Instant::now() + UNREACHABLE_PAUSE);
+            .execute(&pool);
+        match tokio::time::timeout(INSERT_TIMEOUT, stored).await {
+            Ok(Ok(_)) => {}
+            Ok(Err(error)) => {
+                // A transient error (a pool timeout, a lost connection) says
+                // the database is out of reach, not that this record is wrong.
+                if error.classification().class() == Class::Transient {
+                    unreachable_until = Some(Instant::now() + UNREACHABLE_PAUSE);
+                }
+                log_undelivered(record, &error);
             }
-            log_undelivered(record, &error);
+            Err(_) => {
+                // Left waiting, the insert would hold every record behind it,
+                // and a flush at shutdown, for as long as the database is
+                // silent.
+                unreachable_until = Some(Instant::now() + UNREACHABLE_PAUSE);
+                let silent: SinkError = format!(
+                    "the dead-letter database did not answer within {} s; \
+                     the record may still be stored should it answer later",
+                    INSERT_TIMEOUT.as_secs()
+                )
+                .into();
+                log_undelivered(record, &*silent);
+            }
         }
         writer.current = None;
     }

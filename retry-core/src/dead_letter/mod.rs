@@ -347,7 +347,9 @@ impl<T: DeadLetter> DeadLetter for OnceLock<T> {
 /// `write` per line in append mode, so concurrent writers (threads, or
 /// processes sharing the file) never interleave. A partial last line left
 /// by a crash does not affect new records, which start on a line of their
-/// own.
+/// own. A file deleted or moved away while the sink has it open (by a
+/// person who has read it, or a log rotation) is made again at its path
+/// for the next record.
 ///
 /// ```
 /// use reattempt::dead_letter::JsonLines;
@@ -384,6 +386,24 @@ impl JsonLines {
     /// The file's path.
     pub fn path(&self) -> &Path {
         Path::new(self.path)
+    }
+
+    /// Whether `open` is still the file at the path: one stat of each,
+    /// beside a record's `fsync`.
+    #[cfg(unix)]
+    fn is_at_path(&self, open: &File) -> bool {
+        use std::os::unix::fs::MetadataExt;
+        match (std::fs::metadata(self.path), open.metadata()) {
+            (Ok(at_path), Ok(open)) => at_path.dev() == open.dev() && at_path.ino() == open.ino(),
+            _ => false,
+        }
+    }
+
+    /// Whether a file is still at the path: elsewhere than on Unix, a file
+    /// moved away and made again at the path by another is not told apart.
+    #[cfg(not(unix))]
+    fn is_at_path(&self, _open: &File) -> bool {
+        self.path().exists()
     }
 
     fn open(&self) -> std::io::Result<File> {
@@ -443,6 +463,11 @@ impl DeadLetter for JsonLines {
         line.push('\n');
         let file = {
             let mut file = self.file.lock().unwrap_or_else(PoisonError::into_inner);
+            // Records appended to a file no longer at the path would reach
+            // no reader, and vanish with the process if it was deleted.
+            if file.as_ref().is_some_and(|open| !self.is_at_path(open)) {
+                *file = None;
+            }
             if file.is_none() {
                 *file = Some(self.open()?);
             }
@@ -643,6 +668,44 @@ mod tests {
         assert_eq!(lines[0], "{\"function\":\"cut sh");
         assert!(lines[1].contains(r#""error":"one""#));
         assert!(lines[2].contains(r#""error":"two""#));
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    /// The errors of the records in the file at `path`, in order.
+    fn errors_in(path: &str) -> Vec<String> {
+        std::fs::read_to_string(path)
+            .unwrap()
+            .lines()
+            .map(|line| {
+                let start = line.find(r#""error":""#).unwrap() + r#""error":""#.len();
+                line[start..].split('"').next().unwrap().to_owned()
+            })
+            .collect()
+    }
+
+    /// A person who has read the file deletes it, or a log rotation moves
+    /// it away: the records after that go to a new file at the path, where
+    /// the next reader looks, not to the one the sink had open.
+    #[test]
+    fn a_file_deleted_or_moved_away_is_made_again_for_the_next_record() {
+        let dir = std::env::temp_dir().join(format!("retry-dl-gone-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("gone.jsonl");
+        let path: &'static str = Box::leak(path.to_string_lossy().into_owned().into_boxed_str());
+        let sink = JsonLines::new(path);
+        sink.record(&record("before")).unwrap();
+        std::fs::remove_file(path).unwrap();
+        sink.record(&record("after deletion")).unwrap();
+        assert_eq!(errors_in(path), ["after deletion"]);
+        let rotated = dir.join("gone.jsonl.1");
+        std::fs::rename(path, &rotated).unwrap();
+        sink.record(&record("after rotation")).unwrap();
+        assert_eq!(errors_in(path), ["after rotation"]);
+        assert_eq!(
+            errors_in(rotated.to_str().unwrap()),
+            ["after deletion"],
+            "the rotated file keeps what it had"
+        );
         std::fs::remove_dir_all(dir).unwrap();
     }
 }

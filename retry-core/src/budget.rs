@@ -44,8 +44,10 @@ const MILLI: i64 = 1000;
 /// floor lets a service with little traffic still retry its rare failures.
 ///
 /// The window is kept as ten slots of `window / 10` each, with atomic
-/// counters: no lock, and a first attempt costs a clock read and one atomic
-/// add. Concurrent callers may overdraw by a token or two.
+/// counters: a first attempt costs a clock read and one atomic add, and
+/// takes no lock. A retry's check of the balance and its withdrawal are one
+/// step, under a lock that only retries take, so that threads failing at
+/// once do not overdraw it.
 #[derive(Debug)]
 pub struct RetryBudget {
     deposit: i64,
@@ -56,6 +58,9 @@ pub struct RetryBudget {
     slot_nanos: u64,
     epoch: Epoch,
     slots: [Slot; SLOTS],
+    /// Held by a local withdrawal from its check of the balance to its
+    /// withdrawal.
+    withdrawing: std::sync::Mutex<()>,
     /// The fleet's budget in Redis, once shared.
     #[cfg(feature = "redis-fleet")]
     shared: std::sync::OnceLock<crate::fleet::FleetBudget>,
@@ -103,6 +108,7 @@ impl RetryBudget {
             slot_nanos: window_nanos / SLOTS as u64,
             epoch: Epoch::new(),
             slots: [const { Slot::new() }; SLOTS],
+            withdrawing: std::sync::Mutex::new(()),
             #[cfg(feature = "redis-fleet")]
             shared: std::sync::OnceLock::new(),
         }
@@ -219,6 +225,13 @@ impl RetryBudget {
                 Fleet::Unreachable => {}
             }
         }
+        // Threads that all saw the last token would all take it: the check
+        // and the withdrawal are one step. Deposits and refunds, which only
+        // add, do not wait for it.
+        let _one_at_a_time = self
+            .withdrawing
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         let now = self.now();
         if self.balance_at(now) < cost {
             return false;
@@ -308,6 +321,34 @@ mod tests {
         }
         // 20% of 1,000 plus 60 s × 1 a second.
         assert_eq!(retries, 200 + 60);
+    }
+
+    /// Threads that fail at once all ask for the last tokens together: the
+    /// budget gives out what it holds, no more, however they interleave.
+    #[test]
+    fn threads_withdrawing_at_once_never_overdraw_the_budget() {
+        const THREADS: usize = 8;
+        let mut wrong = 0;
+        for _ in 0..300 {
+            // A reserve of 2 tokens (1 a second over 2 s), and no deposits.
+            let budget = RetryBudget::new(0.0, 1, Duration::from_secs(2));
+            let start = std::sync::Barrier::new(THREADS);
+            let taken: usize = std::thread::scope(|scope| {
+                let each: Vec<_> = (0..THREADS)
+                    .map(|_| {
+                        scope.spawn(|| {
+                            start.wait();
+                            (0..3).filter(|_| budget.try_withdraw()).count()
+                        })
+                    })
+                    .collect();
+                each.into_iter().map(|t| t.join().unwrap()).sum()
+            });
+            if taken != 2 {
+                wrong += 1;
+            }
+        }
+        assert_eq!(wrong, 0, "rounds in which other than 2 tokens went out");
     }
 
     #[test]

@@ -276,3 +276,59 @@ fn a_refused_call_is_logged_and_recorded_as_a_give_up_after_no_attempt() {
     assert_eq!(records[0].attempts, 0);
     assert!(records[0].history.is_empty(), "no attempt to record");
 }
+
+/// The events starting with `message` logged while `THREADS` threads
+/// record an attempt's end on `breaker` at once: a failure, or a success.
+fn logged_at_once(breaker: &RetryBreaker, failed: bool, message: &str) -> usize {
+    const THREADS: usize = 8;
+    let (events, _) = common::capture_logs(|| {
+        let logs = tracing::dispatcher::get_default(Clone::clone);
+        let start = std::sync::Barrier::new(THREADS);
+        std::thread::scope(|scope| {
+            for _ in 0..THREADS {
+                scope.spawn(|| {
+                    tracing::dispatcher::with_default(&logs, || {
+                        start.wait();
+                        breaker.record(failed);
+                    });
+                });
+            }
+        });
+    });
+    events
+        .iter()
+        .filter(|e| {
+            e["fields"]["message"]
+                .as_str()
+                .is_some_and(|m| m.starts_with(message))
+        })
+        .count()
+}
+
+/// Threads failing at once all see the breaker closed and its failure ratio
+/// over the threshold, and threads succeeding at once after the cool-down
+/// all see it open: it opens once and closes once, and says so once each,
+/// where each thread would log a change of its own.
+#[test]
+fn threads_failing_or_succeeding_at_once_change_the_breaker_once() {
+    let mut logged = Vec::new();
+    for _ in 0..50 {
+        let breaker = RetryBreaker::new(
+            0.5,
+            1,
+            Duration::from_secs(10),
+            Duration::from_millis(10),
+            1,
+        );
+        let opened = logged_at_once(&breaker, true, "retry breaker open");
+        assert!(breaker.is_open());
+        std::thread::sleep(Duration::from_millis(20));
+        let closed = logged_at_once(&breaker, false, "retry breaker closed");
+        assert!(!breaker.is_open());
+        logged.push((opened, closed));
+    }
+    assert!(
+        logged.iter().all(|&changes| changes == (1, 1)),
+        "(openings, closings) logged each round: {logged:?}"
+    );
+}

@@ -251,11 +251,13 @@ impl RetryBreaker {
         // next cool-down on top of its own.
         self.probes_left.store(0, Ordering::Relaxed);
         self.opened_at.store(self.nanos(), Ordering::Relaxed);
-        self.state.store(OPEN, Ordering::Release);
-        tracing::warn!(
-            target: "reattempt",
-            "retry breaker open: most attempts fail, so retries stop until probes succeed",
-        );
+        // Threads that failed at once may all open it: one says so.
+        if self.state.swap(OPEN, Ordering::AcqRel) != OPEN {
+            tracing::warn!(
+                target: "reattempt",
+                "retry breaker open: most attempts fail, so retries stop until probes succeed",
+            );
+        }
     }
 
     fn close(&self) {
@@ -263,8 +265,9 @@ impl RetryBreaker {
         for slot in &self.slots {
             slot.index.store(u64::MAX, Ordering::Relaxed);
         }
-        self.state.store(CLOSED, Ordering::Release);
-        tracing::info!(target: "reattempt", "retry breaker closed: retries resume");
+        if self.state.swap(CLOSED, Ordering::AcqRel) != CLOSED {
+            tracing::info!(target: "reattempt", "retry breaker closed: retries resume");
+        }
     }
 
     fn nanos(&self) -> u64 {

@@ -456,9 +456,10 @@ impl Parse for Args {
 }
 
 /// Parses an argument into its slot; a second occurrence is an error on
-/// that occurrence's key. An `=` with nothing after it is the mistake its
-/// error points at: at the end of the attribute, the parser's own error
-/// would point at the whole attribute.
+/// that occurrence's key. An `=` with nothing after it, or a name with no
+/// value (`#[retry(max)]`), is the mistake its error points at: at the end
+/// of the attribute, the parser's own error would point at the whole
+/// attribute.
 fn put<T>(
     slot: &mut Option<T>,
     key: Ident,
@@ -469,6 +470,22 @@ fn put<T>(
         return Err(syn::Error::new(
             key.span(),
             format!("`{key}` is given twice; each argument may appear once"),
+        ));
+    }
+    // `jitter` alone is an argument of its own; any other name alone gets
+    // what its parser says of `name =` with nothing after it, which names
+    // what may follow.
+    if at_end(input) && key != "jitter" {
+        use syn::parse::Parser;
+        if let Err(error) = parse.parse2(quote::quote!(=)) {
+            return Err(syn::Error::new(
+                key.span(),
+                format!("`{key}` needs a value: {error}"),
+            ));
+        }
+        return Err(syn::Error::new(
+            key.span(),
+            format!("`{key}` needs a value"),
         ));
     }
     let fork = input.fork();

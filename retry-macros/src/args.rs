@@ -853,11 +853,21 @@ fn parse_names(input: ParseStream, usage: &str) -> syn::Result<Vec<Ident>> {
     }
     let content;
     parenthesized!(content in input);
-    let names = content.parse_terminated(Ident::parse_any, Token![,])?;
+    // Anything but names and commas gets the usage, where syn's own errors
+    // ("expected ident", "expected `,`") would not say what is allowed.
+    let mut names = Vec::new();
+    while !content.is_empty() {
+        let name = content.call(Ident::parse_any);
+        names.push(name.map_err(|e| syn::Error::new(e.span(), usage))?);
+        if !content.is_empty() {
+            let comma = content.parse::<Token![,]>();
+            comma.map_err(|e| syn::Error::new(e.span(), usage))?;
+        }
+    }
     if names.is_empty() {
         return Err(syn::Error::new(content.span(), usage));
     }
-    Ok(names.into_iter().collect())
+    Ok(names)
 }
 
 /// A duration that must be longer than zero.

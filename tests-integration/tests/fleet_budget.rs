@@ -277,64 +277,9 @@ const HANG_TIMEOUT: Duration = Duration::from_millis(300);
 /// for the call's own work. A call that waited out two timeouts fails it.
 const HANG_BOUND: Duration = Duration::from_millis(450);
 
-static STALLED: RetryBudget = RetryBudget::new(0.5, 10, Duration::from_secs(10));
-
-#[retry(max = 4, backoff = none, sleep = no_wait, budget = STALLED)]
-fn survives_a_stalled_redis() -> io::Result<()> {
-    Err(ErrorKind::ConnectionReset.into())
-}
-
-/// The slowest of `calls` calls of `survives_a_stalled_redis`.
-fn slowest_of(calls: u32) -> Duration {
-    let mut slowest = Duration::ZERO;
-    for _ in 0..calls {
-        let started = Instant::now();
-        survives_a_stalled_redis().unwrap_err();
-        slowest = slowest.max(started.elapsed());
-    }
-    slowest
-}
-
-/// A Redis that hangs, where one that is gone refuses at once: a call waits
-/// for it about the timeout at most, on the connection it has and on the
-/// new one it opens a second later, set-up included.
-#[test]
-fn with_redis_hanging_no_call_waits_longer_than_the_timeout() {
-    if common::server_url(URL).is_none() {
-        return;
-    }
-    let redis = OwnRedis::start(common::closed_port(), None);
-    let fleet = FleetBudget::connect_with_timeout(&redis.url(), "stalled", HANG_TIMEOUT).unwrap();
-    STALLED.share(fleet).unwrap();
-    survives_a_stalled_redis().unwrap_err();
-
-    let hanging = redis.hang();
-    // The first call's question times out, and the budget decides alone
-    // for a second.
-    let first = slowest_of(20);
-    std::thread::sleep(Duration::from_millis(1_100));
-    // Then a call opens a new connection, which the stopped server's
-    // kernel accepts, and whose set-up and question it never answers.
-    let reconnecting = slowest_of(20);
-    drop(hanging);
-    redis.stop();
-    assert!(first < HANG_BOUND, "a call waited {first:?}");
-    assert!(
-        reconnecting < HANG_BOUND,
-        "a call waited {reconnecting:?} while reconnecting"
-    );
-}
-
-static CROWDED: RetryBudget = RetryBudget::new(0.5, 10, Duration::from_secs(10));
-
-#[retry(max = 4, backoff = none, sleep = no_wait, budget = CROWDED)]
-fn crowds_a_stalled_redis() -> io::Result<()> {
-    Err(ErrorKind::ConnectionReset.into())
-}
-
-/// The slowest call of `threads` threads making `calls` calls each of
-/// `crowds_a_stalled_redis` at the same time.
-fn slowest_of_threads(threads: usize, calls: u32) -> Duration {
+/// The slowest of the calls of `call` that `threads` threads make at once,
+/// `calls` each.
+fn slowest_call(threads: usize, calls: u32, call: fn() -> io::Result<()>) -> Duration {
     let start = Barrier::new(threads);
     std::thread::scope(|scope| {
         let each: Vec<_> = (0..threads)
@@ -344,7 +289,7 @@ fn slowest_of_threads(threads: usize, calls: u32) -> Duration {
                     let mut slowest = Duration::ZERO;
                     for _ in 0..calls {
                         let started = Instant::now();
-                        crowds_a_stalled_redis().unwrap_err();
+                        call().unwrap_err();
                         slowest = slowest.max(started.elapsed());
                     }
                     slowest
@@ -353,6 +298,61 @@ fn slowest_of_threads(threads: usize, calls: u32) -> Duration {
             .collect();
         each.into_iter().map(|t| t.join().unwrap()).max().unwrap()
     })
+}
+
+/// Shares `budget` through a Redis of the test's own, hangs that Redis, and
+/// checks that no call of `call` (by `threads` threads at once, `calls`
+/// each) waits for it longer than about the timeout: first on the
+/// connection the budget has, after which it decides alone for a second;
+/// then on the new connection a call opens, which the stopped server's
+/// kernel accepts, and whose set-up and question it never answers.
+fn no_call_waits_out_a_hanging_redis(
+    scope: &str,
+    budget: &'static RetryBudget,
+    call: fn() -> io::Result<()>,
+    threads: usize,
+    calls: u32,
+) {
+    let redis = OwnRedis::start(common::closed_port(), None);
+    let fleet = FleetBudget::connect_with_timeout(&redis.url(), scope, HANG_TIMEOUT).unwrap();
+    budget.share(fleet).unwrap();
+    call().unwrap_err();
+
+    let hanging = redis.hang();
+    let first = slowest_call(threads, calls, call);
+    std::thread::sleep(Duration::from_millis(1_100));
+    let reconnecting = slowest_call(threads, calls, call);
+    drop(hanging);
+    redis.stop();
+    assert!(first < HANG_BOUND, "a call waited {first:?}");
+    assert!(
+        reconnecting < HANG_BOUND,
+        "a call waited {reconnecting:?} while reconnecting"
+    );
+}
+
+static STALLED: RetryBudget = RetryBudget::new(0.5, 10, Duration::from_secs(10));
+
+#[retry(max = 4, backoff = none, sleep = no_wait, budget = STALLED)]
+fn survives_a_stalled_redis() -> io::Result<()> {
+    Err(ErrorKind::ConnectionReset.into())
+}
+
+/// A Redis that hangs, where one that is gone refuses at once: a call waits
+/// for it about the timeout at most, set-up included.
+#[test]
+fn with_redis_hanging_no_call_waits_longer_than_the_timeout() {
+    if common::server_url(URL).is_none() {
+        return;
+    }
+    no_call_waits_out_a_hanging_redis("stalled", &STALLED, survives_a_stalled_redis, 1, 20);
+}
+
+static CROWDED: RetryBudget = RetryBudget::new(0.5, 10, Duration::from_secs(10));
+
+#[retry(max = 4, backoff = none, sleep = no_wait, budget = CROWDED)]
+fn crowds_a_stalled_redis() -> io::Result<()> {
+    Err(ErrorKind::ConnectionReset.into())
 }
 
 /// Many threads retrying at once as Redis hangs: the calls that queue
@@ -364,22 +364,7 @@ fn with_redis_hanging_calls_made_at_once_do_not_wait_in_turn() {
     if common::server_url(URL).is_none() {
         return;
     }
-    let redis = OwnRedis::start(common::closed_port(), None);
-    let fleet = FleetBudget::connect_with_timeout(&redis.url(), "crowded", HANG_TIMEOUT).unwrap();
-    CROWDED.share(fleet).unwrap();
-    crowds_a_stalled_redis().unwrap_err();
-
-    let hanging = redis.hang();
-    let first = slowest_of_threads(32, 3);
-    std::thread::sleep(Duration::from_millis(1_100));
-    let reconnecting = slowest_of_threads(32, 3);
-    drop(hanging);
-    redis.stop();
-    assert!(first < HANG_BOUND, "a call waited {first:?}");
-    assert!(
-        reconnecting < HANG_BOUND,
-        "a call waited {reconnecting:?} while reconnecting"
-    );
+    no_call_waits_out_a_hanging_redis("crowded", &CROWDED, crowds_a_stalled_redis, 32, 3);
 }
 
 /// A Redis that hangs as an instance starts is an error at `connect`, in

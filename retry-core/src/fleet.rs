@@ -20,8 +20,8 @@
 //!   budget, logs that once, leaves Redis alone for a second, and rejoins
 //!   when it answers again. A call waits on Redis for the timeout at most,
 //!   a new connection's set-up included; calls queued behind one that
-//!   Redis did not answer go on alone at once, instead of each waiting out
-//!   a timeout in turn.
+//!   Redis did not answer go on alone when it times out, instead of each
+//!   waiting out a timeout in turn.
 //!
 //! The fleet's window is kept as ten slots of `window / 10` each, named by
 //! wall-clock time so that every instance agrees on them, under keys

@@ -152,12 +152,13 @@ impl RetryBudget {
 
     /// Counts a first attempt.
     pub fn deposit(&self) {
-        self.slot(self.now())
+        let now = self.now();
+        self.slot(now)
             .balance
             .fetch_add(self.deposit, Ordering::Relaxed);
         #[cfg(feature = "redis-fleet")]
         if let Some(fleet) = self.shared.get() {
-            fleet.deposit(self.deposit);
+            fleet.deposit(self.deposit, now);
         }
     }
 
@@ -212,7 +213,7 @@ impl RetryBudget {
         #[cfg(feature = "redis-fleet")]
         if let Some(fleet) = self.shared.get() {
             use crate::fleet::Fleet;
-            match fleet.withdraw(cost, self.reserve, self.slot_nanos) {
+            match fleet.withdraw(cost, self.reserve, self.slot_nanos, self.now()) {
                 Fleet::Withdrawn => {
                     // Kept locally too, so that a fallback starts from what
                     // this instance spent.
@@ -260,12 +261,11 @@ impl RetryBudget {
     }
 
     fn give_back(&self, cost: i64) {
-        self.slot(self.now())
-            .balance
-            .fetch_add(cost, Ordering::Relaxed);
+        let now = self.now();
+        self.slot(now).balance.fetch_add(cost, Ordering::Relaxed);
         #[cfg(feature = "redis-fleet")]
         if let Some(fleet) = self.shared.get() {
-            fleet.deposit(cost);
+            fleet.deposit(cost, now);
         }
     }
 

@@ -10,7 +10,10 @@
 //!
 //! - first attempts are counted locally, as before, and their deposits
 //!   reach Redis with the instance's next retry decision: a first attempt
-//!   never waits on Redis;
+//!   never waits on Redis. Only the window's deposits do: those of an
+//!   instance that went longer than the window without a retry expire, as
+//!   they do locally, instead of all reaching the fleet with the first
+//!   failure;
 //! - a retry takes its token from the fleet's balance, atomically (one Lua
 //!   script deposits what is pending and withdraws if the balance allows),
 //!   so that the fleet's retries stay under `ratio` of the fleet's first
@@ -33,10 +36,12 @@
 //! included), bounded by the timeout.
 
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
 use std::time::{Duration, Instant, SystemTime};
 
 use ::redis::{Client, Connection, IntoConnectionInfo, RedisError, Script};
+
+use crate::window::{self, SLOTS};
 
 /// How long Redis is given to answer, unless set with `connect_with_timeout`.
 const DEFAULT_TIMEOUT: Duration = Duration::from_millis(5);
@@ -243,8 +248,27 @@ pub struct FleetBudget {
     link: Link,
     scope: String,
     script: Script,
-    /// Deposits counted locally and not yet in Redis, in milli-tokens.
-    pending: AtomicI64,
+    /// Deposits counted locally and not yet in Redis, in milli-tokens, by
+    /// the local budget's slot of time they were made in: only those of
+    /// the window reach Redis, as only those count locally.
+    pending: [Pending; SLOTS],
+}
+
+/// The deposits of one slot of time not yet in Redis.
+#[derive(Debug)]
+struct Pending {
+    /// The local budget's slot index they were made in.
+    index: AtomicU64,
+    milli: AtomicI64,
+}
+
+impl Pending {
+    const fn new() -> Pending {
+        Pending {
+            index: AtomicU64::new(u64::MAX),
+            milli: AtomicI64::new(0),
+        }
+    }
 }
 
 /// What the fleet said about a retry.
@@ -263,7 +287,14 @@ impl std::fmt::Debug for FleetBudget {
         f.debug_struct("FleetBudget")
             .field("scope", &self.scope)
             .field("timeout", &self.link.timeout)
-            .field("pending", &self.pending)
+            .field(
+                "pending",
+                &self
+                    .pending
+                    .iter()
+                    .map(|slot| slot.milli.load(Ordering::Relaxed))
+                    .sum::<i64>(),
+            )
             .finish_non_exhaustive()
     }
 }
@@ -289,7 +320,7 @@ impl FleetBudget {
             link: Link::open(url, timeout)?,
             scope: scope.to_owned(),
             script: Script::new(WITHDRAW),
-            pending: AtomicI64::new(0),
+            pending: [const { Pending::new() }; SLOTS],
         })
     }
 
@@ -303,15 +334,31 @@ impl FleetBudget {
         format!("reattempt:budget:{}", self.scope)
     }
 
-    /// A first attempt's deposit, kept until the next withdrawal.
-    pub(crate) fn deposit(&self, milli: i64) {
-        self.pending.fetch_add(milli, Ordering::Relaxed);
+    /// A first attempt's deposit, made in the local budget's slot `index`,
+    /// kept until the next withdrawal.
+    pub(crate) fn deposit(&self, milli: i64, index: u64) {
+        let slot = &self.pending[(index % SLOTS as u64) as usize];
+        // What the slot held is a window old, as the local budget's slot.
+        if window::claim(&slot.index, index) {
+            slot.milli.store(0, Ordering::Release);
+        }
+        slot.milli.fetch_add(milli, Ordering::Relaxed);
     }
 
     /// Asks the fleet for a retry's token of `cost` milli-tokens, with the
-    /// window of `slot_nanos` slots and the fleet's `reserve`.
-    pub(crate) fn withdraw(&self, cost: i64, reserve: i64, slot_nanos: u64) -> Fleet {
-        let deposit = self.pending.swap(0, Ordering::Relaxed);
+    /// window of `slot_nanos` slots and the fleet's `reserve`, in the local
+    /// budget's slot `index`.
+    pub(crate) fn withdraw(&self, cost: i64, reserve: i64, slot_nanos: u64, index: u64) -> Fleet {
+        // Only the window's deposits: older ones no longer count, here or
+        // locally, however long the instance went without a retry.
+        let taken = self.pending.each_ref().map(|slot| {
+            if window::holds(&slot.index, index) {
+                slot.milli.swap(0, Ordering::AcqRel)
+            } else {
+                0
+            }
+        });
+        let deposit: i64 = taken.iter().sum();
         let since = SystemTime::now()
             .duration_since(SystemTime::UNIX_EPOCH)
             .unwrap_or_default();
@@ -329,8 +376,11 @@ impl FleetBudget {
                 .invoke::<(i64, i64)>(conn)
         });
         let Some((withdrawn, corrupt)) = answer else {
-            // The deposits were not counted: keep them for next time.
-            self.pending.fetch_add(deposit, Ordering::Relaxed);
+            // The deposits were not counted: keep them for next time, in
+            // their slots, to expire with them.
+            for (slot, milli) in self.pending.iter().zip(taken) {
+                slot.milli.fetch_add(milli, Ordering::Relaxed);
+            }
             return Fleet::Unreachable;
         };
         if corrupt == 1 {

@@ -269,6 +269,61 @@ fn with_redis_gone_calls_go_on_locally_and_none_waits_then_rejoin() {
     redis.stop();
 }
 
+/// 10% of first attempts over 1 s, and a reserve of 1 a second: 1.
+static IDLE: RetryBudget = RetryBudget::new(0.1, 1, Duration::from_secs(1));
+
+/// An instance whose calls all succeed for longer than the window: its
+/// first attempts' deposits, which reach Redis with its next retry
+/// decision, are as old as the local budget's, and expire with the window
+/// as those do, instead of arriving all at once when the backend first
+/// fails and letting the whole fleet retry freely for a window.
+#[test]
+fn deposits_older_than_the_window_do_not_reach_the_fleet() {
+    let Some(url) = common::server_url(URL) else {
+        return;
+    };
+    let fleet = FleetBudget::connect(&url, &format!("idle-{}", common::unique())).unwrap();
+    IDLE.share(fleet).unwrap();
+    // 1,000 tokens' worth of first attempts, then a quiet window.
+    for _ in 0..10_000 {
+        IDLE.deposit();
+    }
+    std::thread::sleep(Duration::from_millis(1_300));
+    let allowed = (0..100).filter(|_| IDLE.try_withdraw()).count();
+    // The reserve, and a token's rounding.
+    assert!(allowed <= 2, "{allowed} retries allowed");
+}
+
+/// Each first attempt deposits a whole token, and there is no reserve.
+static OUTAGE: RetryBudget = RetryBudget::new(1.0, 0, Duration::from_secs(10));
+
+/// First attempts made while Redis is down still reach the fleet when it
+/// is back within the window: a retry decision that could not deposit them
+/// keeps them for the next one.
+#[test]
+fn deposits_made_while_redis_is_down_reach_it_once_it_is_back() {
+    if common::server_url(URL).is_none() {
+        return;
+    }
+    let port = common::closed_port();
+    let redis = OwnRedis::start(port, None);
+    let fleet = FleetBudget::connect(&redis.url(), "outage").unwrap();
+    OUTAGE.share(fleet).unwrap();
+    redis.stop();
+    for _ in 0..10 {
+        OUTAGE.deposit();
+    }
+    // Redis refuses: the local budget, which holds the 10 tokens, decides.
+    assert!(OUTAGE.try_withdraw());
+    let redis = OwnRedis::start(port, None);
+    std::thread::sleep(Duration::from_millis(1_100));
+    // The fleet's balance is the 10 deposits; the local withdrawal made
+    // while Redis was away is not in it.
+    let allowed = (0..20).filter(|_| OUTAGE.try_withdraw()).count();
+    redis.stop();
+    assert_eq!(allowed, 10);
+}
+
 /// The timeout of the tests of a Redis that hangs: long enough that a
 /// call's own work, on a loaded machine, is small beside it.
 const HANG_TIMEOUT: Duration = Duration::from_millis(300);

@@ -144,11 +144,12 @@ impl RetryBreaker {
 
     /// An attempt ended: a success, or a failure.
     pub fn record(&self, failed: bool) {
+        let now = self.now_slot();
         #[cfg(feature = "redis-fleet")]
         if let Some(fleet) = self.shared.get() {
-            fleet.record(failed, self.slot_nanos);
+            fleet.record(failed, self.slot_nanos, now);
         }
-        let slot = self.slot(self.now_slot());
+        let slot = self.slot(now);
         slot.attempts.fetch_add(1, Ordering::Relaxed);
         if failed {
             slot.failures.fetch_add(1, Ordering::Relaxed);
@@ -182,6 +183,7 @@ impl RetryBreaker {
                 self.slot_nanos,
                 self.cool_down,
                 self.probes,
+                self.now_slot(),
             )
         {
             if !allowed && self.state.load(Ordering::Relaxed) == CLOSED {

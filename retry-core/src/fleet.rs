@@ -248,26 +248,97 @@ pub struct FleetBudget {
     link: Link,
     scope: String,
     script: Script,
-    /// Deposits counted locally and not yet in Redis, in milli-tokens, by
-    /// the local budget's slot of time they were made in: only those of
-    /// the window reach Redis, as only those count locally.
-    pending: [Pending; SLOTS],
+    /// Deposits counted locally and not yet in Redis, in milli-tokens.
+    pending: Pending<1>,
 }
 
-/// The deposits of one slot of time not yet in Redis.
-#[derive(Debug)]
-struct Pending {
-    /// The local budget's slot index they were made in.
+/// Counts made locally and not yet in Redis, by the local slot of time
+/// they were made in: only those of the window reach Redis, as only those
+/// count locally, so that an instance that went longer than the window
+/// without a retry decision does not bring all it counted since at once.
+struct Pending<const N: usize> {
+    slots: [PendingSlot<N>; SLOTS],
+}
+
+struct PendingSlot<const N: usize> {
+    /// The local slot index its counts were made in.
     index: AtomicU64,
-    milli: AtomicI64,
+    counts: [AtomicI64; N],
 }
 
-impl Pending {
-    const fn new() -> Pending {
+/// What [`Pending::take`] took from each slot, to give back should Redis
+/// not take it.
+type Taken<const N: usize> = [[i64; N]; SLOTS];
+
+impl<const N: usize> Pending<N> {
+    const fn new() -> Pending<N> {
         Pending {
-            index: AtomicU64::new(u64::MAX),
-            milli: AtomicI64::new(0),
+            slots: [const {
+                PendingSlot {
+                    index: AtomicU64::new(u64::MAX),
+                    counts: [const { AtomicI64::new(0) }; N],
+                }
+            }; SLOTS],
         }
+    }
+
+    /// Adds `amounts` in the local slot `index`.
+    fn add(&self, index: u64, amounts: [i64; N]) {
+        let slot = &self.slots[(index % SLOTS as u64) as usize];
+        // What the slot held is a window old, as the local slot's counts.
+        if window::claim(&slot.index, index) {
+            for count in &slot.counts {
+                count.store(0, Ordering::Release);
+            }
+        }
+        for (count, amount) in slot.counts.iter().zip(amounts) {
+            count.fetch_add(amount, Ordering::Relaxed);
+        }
+    }
+
+    /// Takes the counts of the window that ends at the local slot `index`.
+    fn take(&self, index: u64) -> Taken<N> {
+        self.slots.each_ref().map(|slot| {
+            if window::holds(&slot.index, index) {
+                slot.counts
+                    .each_ref()
+                    .map(|count| count.swap(0, Ordering::AcqRel))
+            } else {
+                [0; N]
+            }
+        })
+    }
+
+    /// The sums of what was taken.
+    fn sums(taken: &Taken<N>) -> [i64; N] {
+        let mut sums = [0; N];
+        for counts in taken {
+            for (sum, count) in sums.iter_mut().zip(counts) {
+                *sum += count;
+            }
+        }
+        sums
+    }
+
+    /// Gives back what Redis did not take, to the slots it came from, to
+    /// expire with them.
+    fn give_back(&self, taken: Taken<N>) {
+        for (slot, counts) in self.slots.iter().zip(taken) {
+            for (count, amount) in slot.counts.iter().zip(counts) {
+                count.fetch_add(amount, Ordering::Relaxed);
+            }
+        }
+    }
+
+    /// What is pending now.
+    fn now(&self) -> [i64; N] {
+        let mut sums = [0; N];
+        for slot in &self.slots {
+            for (sum, count) in sums.iter_mut().zip(&slot.counts) {
+                *sum += count.load(Ordering::Relaxed);
+            }
+        }
+        sums
     }
 }
 
@@ -287,14 +358,7 @@ impl std::fmt::Debug for FleetBudget {
         f.debug_struct("FleetBudget")
             .field("scope", &self.scope)
             .field("timeout", &self.link.timeout)
-            .field(
-                "pending",
-                &self
-                    .pending
-                    .iter()
-                    .map(|slot| slot.milli.load(Ordering::Relaxed))
-                    .sum::<i64>(),
-            )
+            .field("pending", &self.pending.now()[0])
             .finish_non_exhaustive()
     }
 }
@@ -320,7 +384,7 @@ impl FleetBudget {
             link: Link::open(url, timeout)?,
             scope: scope.to_owned(),
             script: Script::new(WITHDRAW),
-            pending: [const { Pending::new() }; SLOTS],
+            pending: Pending::new(),
         })
     }
 
@@ -337,28 +401,15 @@ impl FleetBudget {
     /// A first attempt's deposit, made in the local budget's slot `index`,
     /// kept until the next withdrawal.
     pub(crate) fn deposit(&self, milli: i64, index: u64) {
-        let slot = &self.pending[(index % SLOTS as u64) as usize];
-        // What the slot held is a window old, as the local budget's slot.
-        if window::claim(&slot.index, index) {
-            slot.milli.store(0, Ordering::Release);
-        }
-        slot.milli.fetch_add(milli, Ordering::Relaxed);
+        self.pending.add(index, [milli]);
     }
 
     /// Asks the fleet for a retry's token of `cost` milli-tokens, with the
     /// window of `slot_nanos` slots and the fleet's `reserve`, in the local
     /// budget's slot `index`.
     pub(crate) fn withdraw(&self, cost: i64, reserve: i64, slot_nanos: u64, index: u64) -> Fleet {
-        // Only the window's deposits: older ones no longer count, here or
-        // locally, however long the instance went without a retry.
-        let taken = self.pending.each_ref().map(|slot| {
-            if window::holds(&slot.index, index) {
-                slot.milli.swap(0, Ordering::AcqRel)
-            } else {
-                0
-            }
-        });
-        let deposit: i64 = taken.iter().sum();
+        let taken = self.pending.take(index);
+        let [deposit] = Pending::sums(&taken);
         let since = SystemTime::now()
             .duration_since(SystemTime::UNIX_EPOCH)
             .unwrap_or_default();
@@ -376,11 +427,8 @@ impl FleetBudget {
                 .invoke::<(i64, i64)>(conn)
         });
         let Some((withdrawn, corrupt)) = answer else {
-            // The deposits were not counted: keep them for next time, in
-            // their slots, to expire with them.
-            for (slot, milli) in self.pending.iter().zip(taken) {
-                slot.milli.fetch_add(milli, Ordering::Relaxed);
-            }
+            // The deposits were not counted: keep them for next time.
+            self.pending.give_back(taken);
             return Fleet::Unreachable;
         };
         if corrupt == 1 {
@@ -576,8 +624,9 @@ return 1
 /// retries stop on every instance. Share it once at start-up with
 /// [`RetryBreaker::share`](crate::RetryBreaker::share).
 ///
-/// Each instance counts its attempts locally and adds them to the fleet's
-/// window with its next retry decision, so a success touches Redis only
+/// Each instance counts its attempts locally and adds those of the last
+/// window (older ones expire, as they do locally) to the fleet's window
+/// with its next retry decision, so a success touches Redis only
 /// when the instance last saw the breaker open: the success closes it for
 /// everyone. When Redis is slow or down, the instance's own breaker
 /// decides, and that is logged once.
@@ -606,8 +655,8 @@ pub struct FleetBreaker {
     scope: String,
     decide: Script,
     close: Script,
-    attempts: AtomicI64,
-    failures: AtomicI64,
+    /// Attempts and failures counted locally and not yet in Redis.
+    pending: Pending<2>,
     /// Whether this instance last saw the fleet's breaker open.
     saw_open: AtomicBool,
 }
@@ -638,8 +687,7 @@ impl FleetBreaker {
             scope: scope.to_owned(),
             decide: Script::new(BREAKER),
             close: Script::new(CLOSE),
-            attempts: AtomicI64::new(0),
-            failures: AtomicI64::new(0),
+            pending: Pending::new(),
             saw_open: AtomicBool::new(false),
         })
     }
@@ -648,13 +696,11 @@ impl FleetBreaker {
         format!("reattempt:breaker:{}", self.scope)
     }
 
-    /// An attempt ended; on a success after the breaker was seen open, the
-    /// fleet's breaker closes.
-    pub(crate) fn record(&self, failed: bool, slot_nanos: u64) {
-        self.attempts.fetch_add(1, Ordering::Relaxed);
-        if failed {
-            self.failures.fetch_add(1, Ordering::Relaxed);
-        } else if self.saw_open.swap(false, Ordering::Relaxed) {
+    /// An attempt ended, in the local breaker's slot `index`; on a success
+    /// after the breaker was seen open, the fleet's breaker closes.
+    pub(crate) fn record(&self, failed: bool, slot_nanos: u64, index: u64) {
+        self.pending.add(index, [1, i64::from(failed)]);
+        if !failed && self.saw_open.swap(false, Ordering::Relaxed) {
             let slot = slot_of(slot_nanos);
             let _ = self.link.ask(&self.scope, "retry breaker", |conn| {
                 self.close
@@ -666,8 +712,8 @@ impl FleetBreaker {
         }
     }
 
-    /// Whether the fleet lets a retry go, or `None` when Redis did not
-    /// answer.
+    /// Whether the fleet lets a retry go, in the local breaker's slot
+    /// `index`, or `None` when Redis did not answer.
     pub(crate) fn allow_retry(
         &self,
         threshold: f64,
@@ -675,9 +721,10 @@ impl FleetBreaker {
         slot_nanos: u64,
         cool_down: Duration,
         probes: u32,
+        index: u64,
     ) -> Option<bool> {
-        let attempts = self.attempts.swap(0, Ordering::Relaxed);
-        let failures = self.failures.swap(0, Ordering::Relaxed);
+        let taken = self.pending.take(index);
+        let [attempts, failures] = Pending::sums(&taken);
         let now_ms = SystemTime::now()
             .duration_since(SystemTime::UNIX_EPOCH)
             .unwrap_or_default()
@@ -702,8 +749,7 @@ impl FleetBreaker {
         });
         let Some(allowed) = answer else {
             // Not counted: keep them for next time.
-            self.attempts.fetch_add(attempts, Ordering::Relaxed);
-            self.failures.fetch_add(failures, Ordering::Relaxed);
+            self.pending.give_back(taken);
             return None;
         };
         self.saw_open.store(allowed == 0, Ordering::Relaxed);

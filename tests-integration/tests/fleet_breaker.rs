@@ -166,3 +166,37 @@ fn failures_in_one_process_stop_the_retries_of_another_until_the_backend_answers
     failing.store(true, Ordering::SeqCst);
     assert_eq!(child_attempts(&url, &scope, addr), 3, "retries resume");
 }
+
+/// Half of 10 attempts or more in the last second failing open it.
+static QUIET: RetryBreaker =
+    RetryBreaker::new(0.5, 10, Duration::from_secs(1), Duration::from_secs(60), 1);
+
+/// An instance whose calls all succeed for longer than the window: those
+/// attempts reach Redis with its next retry decision, and expire with the
+/// window as they do locally, instead of arriving all at once when the
+/// backend first fails and hiding its failures from the fleet's ratio for
+/// a window.
+#[test]
+fn attempts_older_than_the_window_do_not_dilute_the_fleets_failures() {
+    let Some(url) = common::server_url(URL) else {
+        return;
+    };
+    let scope = format!("quiet-{}", common::unique());
+    QUIET
+        .share(FleetBreaker::connect(&url, &scope).unwrap())
+        .unwrap();
+    for _ in 0..10_000 {
+        QUIET.record(false);
+    }
+    std::thread::sleep(Duration::from_millis(1_300));
+    // The backend fails: each failure, then its retry decision.
+    let allowed = (0..20)
+        .filter(|_| {
+            QUIET.record(true);
+            QUIET.allow_retry()
+        })
+        .count();
+    // Ten failures reach the minimum, and the fleet's breaker opens.
+    assert!(allowed <= 10, "{allowed} of 20 retries allowed");
+    assert!(QUIET.is_open());
+}

@@ -36,12 +36,14 @@
 //! included), bounded by the timeout.
 
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant, SystemTime};
 
 use ::redis::{Client, Connection, IntoConnectionInfo, RedisError, Script};
 
-use crate::window::{self, SLOTS};
+mod pending;
+
+use pending::Pending;
 
 /// How long Redis is given to answer, unless set with `connect_with_timeout`.
 const DEFAULT_TIMEOUT: Duration = Duration::from_millis(5);
@@ -252,96 +254,6 @@ pub struct FleetBudget {
     pending: Pending<1>,
 }
 
-/// Counts made locally and not yet in Redis, by the local slot of time
-/// they were made in: only those of the window reach Redis, as only those
-/// count locally, so that an instance that went longer than the window
-/// without a retry decision does not bring all it counted since at once.
-struct Pending<const N: usize> {
-    slots: [PendingSlot<N>; SLOTS],
-}
-
-struct PendingSlot<const N: usize> {
-    /// The local slot index its counts were made in.
-    index: AtomicU64,
-    counts: [AtomicI64; N],
-}
-
-/// What [`Pending::take`] took from each slot, to give back should Redis
-/// not take it.
-type Taken<const N: usize> = [[i64; N]; SLOTS];
-
-impl<const N: usize> Pending<N> {
-    const fn new() -> Pending<N> {
-        Pending {
-            slots: [const {
-                PendingSlot {
-                    index: AtomicU64::new(u64::MAX),
-                    counts: [const { AtomicI64::new(0) }; N],
-                }
-            }; SLOTS],
-        }
-    }
-
-    /// Adds `amounts` in the local slot `index`.
-    fn add(&self, index: u64, amounts: [i64; N]) {
-        let slot = &self.slots[(index % SLOTS as u64) as usize];
-        // What the slot held is a window old, as the local slot's counts.
-        if window::claim(&slot.index, index) {
-            for count in &slot.counts {
-                count.store(0, Ordering::Release);
-            }
-        }
-        for (count, amount) in slot.counts.iter().zip(amounts) {
-            count.fetch_add(amount, Ordering::Relaxed);
-        }
-    }
-
-    /// Takes the counts of the window that ends at the local slot `index`.
-    fn take(&self, index: u64) -> Taken<N> {
-        self.slots.each_ref().map(|slot| {
-            if window::holds(&slot.index, index) {
-                slot.counts
-                    .each_ref()
-                    .map(|count| count.swap(0, Ordering::AcqRel))
-            } else {
-                [0; N]
-            }
-        })
-    }
-
-    /// The sums of what was taken.
-    fn sums(taken: &Taken<N>) -> [i64; N] {
-        let mut sums = [0; N];
-        for counts in taken {
-            for (sum, count) in sums.iter_mut().zip(counts) {
-                *sum += count;
-            }
-        }
-        sums
-    }
-
-    /// Gives back what Redis did not take, to the slots it came from, to
-    /// expire with them.
-    fn give_back(&self, taken: Taken<N>) {
-        for (slot, counts) in self.slots.iter().zip(taken) {
-            for (count, amount) in slot.counts.iter().zip(counts) {
-                count.fetch_add(amount, Ordering::Relaxed);
-            }
-        }
-    }
-
-    /// What is pending now.
-    fn now(&self) -> [i64; N] {
-        let mut sums = [0; N];
-        for slot in &self.slots {
-            for (sum, count) in sums.iter_mut().zip(&slot.counts) {
-                *sum += count.load(Ordering::Relaxed);
-            }
-        }
-        sums
-    }
-}
-
 /// What the fleet said about a retry.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Fleet {
@@ -358,7 +270,7 @@ impl std::fmt::Debug for FleetBudget {
         f.debug_struct("FleetBudget")
             .field("scope", &self.scope)
             .field("timeout", &self.link.timeout)
-            .field("pending", &self.pending.now()[0])
+            .field("pending", &self.pending.held()[0])
             .finish_non_exhaustive()
     }
 }

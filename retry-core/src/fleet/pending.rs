@@ -1,0 +1,118 @@
+//! What an instance counted for the fleet and has not yet brought to Redis.
+
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+
+use crate::window::{self, SLOTS};
+
+/// Counts made locally and not yet in Redis, by the local slot of time
+/// they were made in: only those of the window reach Redis, as only those
+/// count locally, so that an instance that went longer than the window
+/// without a retry decision does not bring all it counted since at once.
+pub(super) struct Pending<const N: usize> {
+    slots: [PendingSlot<N>; SLOTS],
+}
+
+struct PendingSlot<const N: usize> {
+    /// The local slot index its counts were made in.
+    index: AtomicU64,
+    counts: [AtomicI64; N],
+}
+
+/// What [`Pending::take`] took from each slot, to give back should Redis
+/// not take it.
+pub(super) type Taken<const N: usize> = [[i64; N]; SLOTS];
+
+impl<const N: usize> Pending<N> {
+    pub(super) const fn new() -> Pending<N> {
+        Pending {
+            slots: [const {
+                PendingSlot {
+                    index: AtomicU64::new(u64::MAX),
+                    counts: [const { AtomicI64::new(0) }; N],
+                }
+            }; SLOTS],
+        }
+    }
+
+    /// Adds `amounts` in the local slot `index`.
+    pub(super) fn add(&self, index: u64, amounts: [i64; N]) {
+        let slot = &self.slots[(index % SLOTS as u64) as usize];
+        // What the slot held is a window old, as the local slot's counts.
+        if window::claim(&slot.index, index) {
+            for count in &slot.counts {
+                count.store(0, Ordering::Release);
+            }
+        }
+        for (count, amount) in slot.counts.iter().zip(amounts) {
+            count.fetch_add(amount, Ordering::Relaxed);
+        }
+    }
+
+    /// Takes the counts of the window that ends at the local slot `index`.
+    pub(super) fn take(&self, index: u64) -> Taken<N> {
+        self.slots.each_ref().map(|slot| {
+            if window::holds(&slot.index, index) {
+                slot.counts
+                    .each_ref()
+                    .map(|count| count.swap(0, Ordering::AcqRel))
+            } else {
+                [0; N]
+            }
+        })
+    }
+
+    /// The sums of what was taken.
+    pub(super) fn sums(taken: &Taken<N>) -> [i64; N] {
+        let mut sums = [0; N];
+        for counts in taken {
+            for (sum, count) in sums.iter_mut().zip(counts) {
+                *sum += count;
+            }
+        }
+        sums
+    }
+
+    /// Gives back what Redis did not take, to the slots it came from, to
+    /// expire with them.
+    pub(super) fn give_back(&self, taken: Taken<N>) {
+        for (slot, counts) in self.slots.iter().zip(taken) {
+            for (count, amount) in slot.counts.iter().zip(counts) {
+                count.fetch_add(amount, Ordering::Relaxed);
+            }
+        }
+    }
+
+    /// What is pending now.
+    pub(super) fn held(&self) -> [i64; N] {
+        let now = self.slots.each_ref().map(|slot| {
+            slot.counts
+                .each_ref()
+                .map(|count| count.load(Ordering::Relaxed))
+        });
+        Pending::sums(&now)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_the_windows_counts_are_taken_and_what_is_given_back_stays_in_its_slot() {
+        let pending = Pending::<2>::new();
+        pending.add(0, [5, 1]);
+        pending.add(3, [2, 2]);
+        // At slot 12 the window is slots 3 to 12: slot 0's counts expired.
+        let taken = pending.take(12);
+        assert_eq!(Pending::sums(&taken), [2, 2]);
+        assert_eq!(Pending::sums(&pending.take(12)), [0, 0]);
+        pending.give_back(taken);
+        assert_eq!(pending.held(), [7, 3], "slot 0's counts are still held");
+        // Slot 10 takes slot 0's place, and its expired counts go.
+        pending.add(10, [1, 0]);
+        assert_eq!(pending.held(), [3, 2]);
+        // At slot 13 the window is slots 4 to 13: slot 3's went back to slot
+        // 3, and expire with it.
+        assert_eq!(Pending::sums(&pending.take(13)), [1, 0]);
+    }
+}

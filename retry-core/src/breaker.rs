@@ -147,7 +147,7 @@ impl RetryBreaker {
         let now = self.now_slot();
         #[cfg(feature = "redis-fleet")]
         if let Some(fleet) = self.shared.get() {
-            fleet.record(failed, self.slot_nanos, now);
+            fleet.record(failed, self.slot_nanos, self.cool_down, now);
         }
         let slot = self.slot(now);
         slot.attempts.fetch_add(1, Ordering::Relaxed);

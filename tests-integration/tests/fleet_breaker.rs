@@ -200,3 +200,28 @@ fn attempts_older_than_the_window_do_not_dilute_the_fleets_failures() {
     assert!(allowed <= 10, "{allowed} of 20 retries allowed");
     assert!(QUIET.is_open());
 }
+
+/// Half of 2 attempts or more failing open it, for a minute.
+static COOLING: RetryBreaker =
+    RetryBreaker::new(0.5, 2, Duration::from_secs(10), Duration::from_secs(60), 1);
+
+/// A first attempt that succeeds while the fleet's breaker cools down does
+/// not close it, as it does not close an instance's own: a backend that
+/// fails most requests still answers some, and each of those would let
+/// every instance retry again at once.
+#[test]
+fn a_success_during_the_cool_down_does_not_close_the_fleets_breaker() {
+    let Some(url) = common::server_url(URL) else {
+        return;
+    };
+    let scope = format!("cooling-{}", common::unique());
+    COOLING
+        .share(FleetBreaker::connect(&url, &scope).unwrap())
+        .unwrap();
+    COOLING.record(true);
+    COOLING.record(true);
+    assert!(!COOLING.allow_retry(), "two failures of two open it");
+    COOLING.record(false);
+    assert!(!COOLING.allow_retry(), "still cooling down");
+    assert!(COOLING.is_open());
+}

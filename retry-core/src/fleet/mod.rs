@@ -521,9 +521,13 @@ return 1
 ";
 
 /// Closes the fleet's breaker: the backend answered. The window's counts go
-/// with it, so that the failures that opened it do not open it again.
+/// with it, so that the failures that opened it do not open it again. While
+/// it cools down it stays open, as an instance's own does: replies 0.
 const CLOSE: &str = r"
 local prefix, slot, slots = KEYS[1], tonumber(ARGV[1]), tonumber(ARGV[2])
+local now, cool = tonumber(ARGV[3]), tonumber(ARGV[4])
+local opened = tonumber(redis.call('GET', prefix .. ':open'))
+if opened and now - opened < cool then return 0 end
 redis.call('DEL', prefix .. ':open', prefix .. ':probes')
 for i = slot - slots + 1, slot do
   redis.call('DEL', prefix .. ':a:' .. i, prefix .. ':f:' .. i)
@@ -540,8 +544,10 @@ return 1
 /// window (older ones expire, as they do locally) to the fleet's window
 /// with its next retry decision, so a success touches Redis only
 /// when the instance last saw the breaker open: the success closes it for
-/// everyone. When Redis is slow or down, the instance's own breaker
-/// decides, and that is logged once.
+/// everyone once the cool-down is over (before that it stays open, as an
+/// instance's own does, and a later success closes it). When Redis is
+/// slow or down, the instance's own breaker decides, and that is logged
+/// once.
 ///
 /// ```no_run
 /// use reattempt::fleet::FleetBreaker;
@@ -610,17 +616,23 @@ impl FleetBreaker {
 
     /// An attempt ended, in the local breaker's slot `index`; on a success
     /// after the breaker was seen open, the fleet's breaker closes.
-    pub(crate) fn record(&self, failed: bool, slot_nanos: u64, index: u64) {
+    pub(crate) fn record(&self, failed: bool, slot_nanos: u64, cool_down: Duration, index: u64) {
         self.pending.add(index, [1, i64::from(failed)]);
         if !failed && self.saw_open.swap(false, Ordering::Relaxed) {
             let slot = slot_of(slot_nanos);
-            let _ = self.link.ask(&self.scope, "retry breaker", |conn| {
+            let closed = self.link.ask(&self.scope, "retry breaker", |conn| {
                 self.close
                     .key(self.prefix())
                     .arg(slot)
                     .arg(10)
+                    .arg(now_ms())
+                    .arg(millis(cool_down))
                     .invoke::<i64>(conn)
             });
+            if closed != Some(1) {
+                // Still cooling down, or not heard: a later success closes it.
+                self.saw_open.store(true, Ordering::Relaxed);
+            }
         }
     }
 
@@ -637,10 +649,6 @@ impl FleetBreaker {
     ) -> Option<bool> {
         let taken = self.pending.take(index);
         let [attempts, failures] = Pending::sums(&taken);
-        let now_ms = SystemTime::now()
-            .duration_since(SystemTime::UNIX_EPOCH)
-            .unwrap_or_default()
-            .as_millis();
         let ttl_ms = (u128::from(slot_nanos) * 20 / 1_000_000)
             .max(cool_down.as_millis() * 2)
             .max(1);
@@ -654,8 +662,8 @@ impl FleetBreaker {
                 .arg(min_attempts)
                 .arg(10)
                 .arg(u64::try_from(ttl_ms).unwrap_or(u64::MAX))
-                .arg(u64::try_from(now_ms).unwrap_or(u64::MAX))
-                .arg(u64::try_from(cool_down.as_millis()).unwrap_or(u64::MAX))
+                .arg(now_ms())
+                .arg(millis(cool_down))
                 .arg(probes)
                 .invoke::<i64>(conn)
         });
@@ -667,6 +675,19 @@ impl FleetBreaker {
         self.saw_open.store(allowed == 0, Ordering::Relaxed);
         Some(allowed == 1)
     }
+}
+
+/// Wall-clock milliseconds, as every instance counts them.
+fn now_ms() -> u64 {
+    let since = SystemTime::now()
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .unwrap_or_default();
+    millis(since)
+}
+
+/// `duration` in whole milliseconds, at most `u64::MAX`.
+fn millis(duration: Duration) -> u64 {
+    u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
 }
 
 /// The slot of wall-clock time of `slot_nanos`, as every instance counts it.

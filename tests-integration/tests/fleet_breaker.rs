@@ -201,14 +201,19 @@ fn attempts_older_than_the_window_do_not_dilute_the_fleets_failures() {
     assert!(QUIET.is_open());
 }
 
-/// Half of 2 attempts or more failing open it, for a minute.
-static COOLING: RetryBreaker =
-    RetryBreaker::new(0.5, 2, Duration::from_secs(10), Duration::from_secs(60), 1);
+/// Half of 2 attempts or more failing open it, for half a second.
+static COOLING: RetryBreaker = RetryBreaker::new(
+    0.5,
+    2,
+    Duration::from_secs(10),
+    Duration::from_millis(500),
+    1,
+);
 
 /// A first attempt that succeeds while the fleet's breaker cools down does
 /// not close it, as it does not close an instance's own: a backend that
 /// fails most requests still answers some, and each of those would let
-/// every instance retry again at once.
+/// every instance retry again at once. A success after the cool-down does.
 #[test]
 fn a_success_during_the_cool_down_does_not_close_the_fleets_breaker() {
     let Some(url) = common::server_url(URL) else {
@@ -218,10 +223,26 @@ fn a_success_during_the_cool_down_does_not_close_the_fleets_breaker() {
     COOLING
         .share(FleetBreaker::connect(&url, &scope).unwrap())
         .unwrap();
+    let mut redis = redis::Client::open(url.as_str())
+        .unwrap()
+        .get_connection()
+        .unwrap();
+    let mut open_in_redis = || -> bool {
+        redis::cmd("EXISTS")
+            .arg(format!("reattempt:breaker:{scope}:open"))
+            .query(&mut redis)
+            .unwrap()
+    };
     COOLING.record(true);
     COOLING.record(true);
     assert!(!COOLING.allow_retry(), "two failures of two open it");
     COOLING.record(false);
+    assert!(
+        open_in_redis(),
+        "a success while it cools down leaves it open"
+    );
     assert!(!COOLING.allow_retry(), "still cooling down");
-    assert!(COOLING.is_open());
+    std::thread::sleep(Duration::from_millis(600));
+    COOLING.record(false);
+    assert!(!open_in_redis(), "a success after the cool-down closes it");
 }

@@ -201,6 +201,15 @@ fn attempts_older_than_the_window_do_not_dilute_the_fleets_failures() {
     assert!(QUIET.is_open());
 }
 
+/// Whether the fleet's breaker of `scope` is open in the Redis at `url`.
+fn open_in_redis(url: &str, scope: &str) -> bool {
+    let mut redis = redis::Client::open(url).unwrap().get_connection().unwrap();
+    redis::cmd("EXISTS")
+        .arg(format!("reattempt:breaker:{scope}:open"))
+        .query(&mut redis)
+        .unwrap()
+}
+
 /// Half of 2 attempts or more failing open it, for half a second.
 static COOLING: RetryBreaker = RetryBreaker::new(
     0.5,
@@ -223,16 +232,7 @@ fn a_success_during_the_cool_down_does_not_close_the_fleets_breaker() {
     COOLING
         .share(FleetBreaker::connect(&url, &scope).unwrap())
         .unwrap();
-    let mut redis = redis::Client::open(url.as_str())
-        .unwrap()
-        .get_connection()
-        .unwrap();
-    let mut open_in_redis = || -> bool {
-        redis::cmd("EXISTS")
-            .arg(format!("reattempt:breaker:{scope}:open"))
-            .query(&mut redis)
-            .unwrap()
-    };
+    let open_in_redis = || open_in_redis(&url, &scope);
     COOLING.record(true);
     COOLING.record(true);
     assert!(!COOLING.allow_retry(), "two failures of two open it");
@@ -245,4 +245,39 @@ fn a_success_during_the_cool_down_does_not_close_the_fleets_breaker() {
     std::thread::sleep(Duration::from_millis(600));
     COOLING.record(false);
     assert!(!open_in_redis(), "a success after the cool-down closes it");
+}
+
+/// Half of 2 attempts or more failing open it, for 300 ms; then 1 probe.
+static PROBED: RetryBreaker = RetryBreaker::new(
+    0.5,
+    2,
+    Duration::from_secs(10),
+    Duration::from_millis(300),
+    1,
+);
+
+/// After the cool-down, a probe's retry that succeeds closes the fleet's
+/// breaker, as it closes an instance's own, where the fleet kept it open
+/// and opened it again for another cool-down once the probe was spent.
+#[test]
+fn a_probes_success_closes_the_fleets_breaker() {
+    let Some(url) = common::server_url(URL) else {
+        return;
+    };
+    let scope = format!("probed-{}", common::unique());
+    PROBED
+        .share(FleetBreaker::connect(&url, &scope).unwrap())
+        .unwrap();
+    PROBED.record(true);
+    PROBED.record(true);
+    assert!(!PROBED.allow_retry(), "two failures of two open it");
+    std::thread::sleep(Duration::from_millis(400));
+    PROBED.record(true);
+    assert!(PROBED.allow_retry(), "the probe");
+    PROBED.record(false);
+    assert!(
+        !open_in_redis(&url, &scope),
+        "the probe's success closed it"
+    );
+    assert!(PROBED.allow_retry());
 }

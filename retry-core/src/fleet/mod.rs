@@ -483,10 +483,10 @@ pub(crate) fn alerts() -> Option<&'static FleetAlerts> {
 }
 
 /// Adds what an instance counted since its last decision to the fleet's
-/// window, then decides whether a retry may go: 1 or 0. Opens the breaker
-/// when the window's failure ratio reaches the threshold; once the
-/// cool-down is over, lets `probes` retries through, and opens it again for
-/// another cool-down when they are spent.
+/// window, then decides whether a retry may go: 1, or 2 for a probe, or 0.
+/// Opens the breaker when the window's failure ratio reaches the
+/// threshold; once the cool-down is over, lets `probes` retries through,
+/// and opens it again for another cool-down when they are spent.
 const BREAKER: &str = r"
 local prefix, slot = KEYS[1], tonumber(ARGV[1])
 local new_attempts, new_failures = tonumber(ARGV[2]), tonumber(ARGV[3])
@@ -513,7 +513,7 @@ end
 local opened = tonumber(redis.call('GET', prefix .. ':open'))
 if opened then
   if now - opened < cool then return 0 end
-  if redis.call('DECR', prefix .. ':probes') >= 0 then return 1 end
+  if redis.call('DECR', prefix .. ':probes') >= 0 then return 2 end
   return open()
 end
 if attempts >= least and failures >= threshold * attempts then return open() end
@@ -543,8 +543,8 @@ return 1
 /// Each instance counts its attempts locally and adds those of the last
 /// window (older ones expire, as they do locally) to the fleet's window
 /// with its next retry decision, so a success touches Redis only
-/// when the instance last saw the breaker open: the success closes it for
-/// everyone once the cool-down is over (before that it stays open, as an
+/// when the instance last saw the breaker open, or was let through as a
+/// probe: the success closes it for everyone once the cool-down is over (before that it stays open, as an
 /// instance's own does, and a later success closes it). When Redis is
 /// slow or down, the instance's own breaker decides, and that is logged
 /// once.
@@ -575,7 +575,8 @@ pub struct FleetBreaker {
     close: Script,
     /// Attempts and failures counted locally and not yet in Redis.
     pending: Pending<2>,
-    /// Whether this instance last saw the fleet's breaker open.
+    /// Whether this instance last saw the fleet's breaker open, or letting
+    /// a probe through: its next success closes it.
     saw_open: AtomicBool,
 }
 
@@ -672,8 +673,9 @@ impl FleetBreaker {
             self.pending.give_back(taken);
             return None;
         };
-        self.saw_open.store(allowed == 0, Ordering::Relaxed);
-        Some(allowed == 1)
+        // Open, or letting a probe through: the next success closes it.
+        self.saw_open.store(allowed != 1, Ordering::Relaxed);
+        Some(allowed != 0)
     }
 }
 

@@ -542,12 +542,12 @@ return 1
 ///
 /// Each instance counts its attempts locally and adds those of the last
 /// window (older ones expire, as they do locally) to the fleet's window
-/// with its next retry decision, so a success touches Redis only
-/// when the instance last saw the breaker open, or was let through as a
-/// probe: the success closes it for everyone once the cool-down is over (before that it stays open, as an
-/// instance's own does, and a later success closes it). When Redis is
-/// slow or down, the instance's own breaker decides, and that is logged
-/// once.
+/// with its next retry decision, so a success touches Redis only when the
+/// instance last saw the breaker open, or was let through as a probe: the
+/// success closes it for everyone once the cool-down is over (before that
+/// it stays open, as an instance's own does, and a later success closes
+/// it). When Redis is slow or down, the instance's own breaker decides,
+/// and that is logged once.
 ///
 /// ```no_run
 /// use reattempt::fleet::FleetBreaker;
@@ -616,7 +616,8 @@ impl FleetBreaker {
     }
 
     /// An attempt ended, in the local breaker's slot `index`; on a success
-    /// after the breaker was seen open, the fleet's breaker closes.
+    /// after the breaker was seen open or let a probe through, the fleet's
+    /// breaker closes, once its `cool_down` is over.
     pub(crate) fn record(&self, failed: bool, slot_nanos: u64, cool_down: Duration, index: u64) {
         self.pending.add(index, [1, i64::from(failed)]);
         if !failed && self.saw_open.swap(false, Ordering::Relaxed) {

@@ -216,6 +216,19 @@ fn call_crowded() -> io::Result<()> {
     Err(ErrorKind::ConnectionRefused.into())
 }
 
+/// Runs `call` on `threads` threads that start it together.
+fn at_once(threads: usize, call: impl Fn() + Sync) {
+    let start = std::sync::Barrier::new(threads);
+    std::thread::scope(|scope| {
+        for _ in 0..threads {
+            scope.spawn(|| {
+                start.wait();
+                call();
+            });
+        }
+    });
+}
+
 #[test]
 fn a_crowd_after_the_cool_down_sends_no_more_first_attempts_than_the_probes() {
     let _ = call_crowded();
@@ -223,14 +236,8 @@ fn a_crowd_after_the_cool_down_sends_no_more_first_attempts_than_the_probes() {
     for round in 0..3 {
         std::thread::sleep(Duration::from_millis(150));
         let before = CROWDED_ATTEMPTS.load(Ordering::SeqCst);
-        let start = std::sync::Barrier::new(16);
-        std::thread::scope(|scope| {
-            for _ in 0..16 {
-                scope.spawn(|| {
-                    start.wait();
-                    let _ = call_crowded();
-                });
-            }
+        at_once(16, || {
+            let _ = call_crowded();
         });
         let probes = CROWDED_ATTEMPTS.load(Ordering::SeqCst) - before;
         assert!(
@@ -277,22 +284,13 @@ fn a_refused_call_is_logged_and_recorded_as_a_give_up_after_no_attempt() {
     assert!(records[0].history.is_empty(), "no attempt to record");
 }
 
-/// The events starting with `message` logged while `THREADS` threads
-/// record an attempt's end on `breaker` at once: a failure, or a success.
+/// The events starting with `message` logged while 8 threads record an
+/// attempt's end on `breaker` at once: a failure, or a success.
 fn logged_at_once(breaker: &RetryBreaker, failed: bool, message: &str) -> usize {
-    const THREADS: usize = 8;
     let (events, _) = common::capture_logs(|| {
         let logs = tracing::dispatcher::get_default(Clone::clone);
-        let start = std::sync::Barrier::new(THREADS);
-        std::thread::scope(|scope| {
-            for _ in 0..THREADS {
-                scope.spawn(|| {
-                    tracing::dispatcher::with_default(&logs, || {
-                        start.wait();
-                        breaker.record(failed);
-                    });
-                });
-            }
+        at_once(8, || {
+            tracing::dispatcher::with_default(&logs, || breaker.record(failed));
         });
     });
     events

@@ -244,6 +244,8 @@ fn while_the_database_does_not_answer_a_flush_still_ends() {
     // The first record's insert may still be stored once the lock goes:
     // logged and stored is a duplicate, where neither would be a loss.
     assert_eq!(logged, (0..10).collect::<Vec<_>>(), "every record logged");
+    // Read only to drop the table: whether the first record is in it too
+    // depends on when the lock went.
     stored(&url, &table);
     assert!(
         events.iter().any(|e| e["fields"]["sink_error"]

@@ -113,6 +113,8 @@ static LAZY_TOKENS: RetryBudget = RetryBudget::new(1.0, 0, Duration::from_secs(6
 static HOOKED_TOKENS: RetryBudget = RetryBudget::new(1.0, 0, Duration::from_secs(600));
 static LIMITED_TOKENS: RetryBudget = RetryBudget::new(1.0, 0, Duration::from_secs(600));
 static ONE_AT_A_TIME: ConcurrencyLimit = ConcurrencyLimit::new(1);
+static BOUNDED_LIMITED_TOKENS: RetryBudget = RetryBudget::new(1.0, 0, Duration::from_secs(600));
+static ONE_AT_A_TIME_BOUNDED: ConcurrencyLimit = ConcurrencyLimit::new(1);
 
 /// Nothing of the user's in the loop: the call is built at the first
 /// failure.
@@ -155,6 +157,12 @@ async fn hooked() -> io::Result<u32> {
 /// Each attempt holds a permit.
 #[retry(max = 3, backoff = fixed(1ms), sleep = one_poll, budget = LIMITED_TOKENS, limit = ONE_AT_A_TIME)]
 async fn limited() -> io::Result<u32> {
+    third_time_lucky().await
+}
+
+/// Each attempt holds a permit, which it waits for against the deadline.
+#[retry(max = 3, backoff = fixed(1ms), sleep = one_poll, budget = BOUNDED_LIMITED_TOKENS, limit = ONE_AT_A_TIME_BOUNDED, deadline = 3600s)]
+async fn limited_and_bounded() -> io::Result<u32> {
     third_time_lucky().await
 }
 
@@ -325,6 +333,16 @@ fn a_call_under_a_limit_dropped_after_any_poll_gives_its_permit_back() {
         limited,
         Some(&LIMITED_TOKENS),
         Some(&ONE_AT_A_TIME),
+    );
+}
+
+#[test]
+fn a_call_under_a_limit_and_a_deadline_dropped_after_any_poll_gives_its_permit_back() {
+    cut_after_every_poll(
+        "limited_and_bounded",
+        limited_and_bounded,
+        Some(&BOUNDED_LIMITED_TOKENS),
+        Some(&ONE_AT_A_TIME_BOUNDED),
     );
 }
 

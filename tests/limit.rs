@@ -1,8 +1,9 @@
 //! The concurrency limit under nesting and timeouts: a retried call inside
 //! an attempt that holds a permit of the same limit runs under it instead
 //! of waiting for a second one (which, with the limit full of such outer
-//! calls, would never come), and `attempt_timeout` counts from the moment
-//! an attempt holds its permit.
+//! calls, would never come); `attempt_timeout` counts from the moment an
+//! attempt holds its permit; and the deadline ends the wait for one where
+//! the error type can stand for a timeout.
 
 use std::io;
 use std::sync::Arc;
@@ -108,4 +109,159 @@ async fn the_attempt_timeout_does_not_count_the_wait_for_a_permit() {
         "each 30 ms attempt is within its 50 ms once it runs"
     );
     assert_eq!(started.load(Ordering::SeqCst), 6);
+}
+
+// ---- the deadline and the wait for a permit ----
+
+static HELD_FOR_A_WHILE: ConcurrencyLimit = ConcurrencyLimit::new(1);
+
+/// How long the permit's next holder keeps it, from the end of a call's
+/// first attempt: its retry would wait that long for the permit, past the
+/// call's deadline of 300 ms.
+const HELD: Duration = Duration::from_secs(2);
+
+/// Whether `error` is the timeout the deadline made.
+fn timed_out(error: &io::Error) -> bool {
+    error
+        .get_ref()
+        .is_some_and(|inner| inner.is::<reattempt::AttemptTimeout>())
+}
+
+/// Fails, and at its first attempt makes a thread queue for the permit
+/// this attempt holds, to keep it for `HELD`.
+#[retry(max = 5, backoff = fixed(20ms), deadline = 300ms, limit = HELD_FOR_A_WHILE)]
+fn sync_behind_a_slow_holder(attempts: &AtomicUsize) -> io::Result<()> {
+    if attempts.fetch_add(1, Ordering::SeqCst) == 0 {
+        std::thread::spawn(|| {
+            let _permit = HELD_FOR_A_WHILE.acquire_blocking();
+            std::thread::sleep(HELD);
+        });
+        // Bounded: the holder queues at once, or the test fails below.
+        let queued = std::time::Instant::now();
+        while HELD_FOR_A_WHILE.waiting() == 0 && queued.elapsed() < Duration::from_secs(10) {
+            std::thread::yield_now();
+        }
+    }
+    Err(io::ErrorKind::ConnectionRefused.into())
+}
+
+#[test]
+fn a_sync_retry_queued_for_a_permit_ends_at_the_deadline_without_running() {
+    let attempts = AtomicUsize::new(0);
+    let started = std::time::Instant::now();
+    let error = sync_behind_a_slow_holder(&attempts).unwrap_err();
+    let took = started.elapsed();
+    assert_eq!(
+        attempts.load(Ordering::SeqCst),
+        1,
+        "the retry would have started after the deadline"
+    );
+    assert!(timed_out(&error), "{error:?}");
+    assert!(
+        took < HELD,
+        "the call waited for the permit past its deadline: {took:?}"
+    );
+    let stats = reattempt::stats::get("limit::sync_behind_a_slow_holder").unwrap();
+    assert_eq!(stats.give_ups.deadline, 1);
+    assert_eq!(stats.attempts, 1, "the attempt that never got its permit");
+    assert_eq!(HELD_FOR_A_WHILE.waiting(), 0, "the call left the queue");
+}
+
+static HELD_BY_A_TASK: ConcurrencyLimit = ConcurrencyLimit::new(1);
+
+/// As in [`sync_behind_a_slow_holder`], with a task holding the permit.
+async fn fail_once_behind_a_slow_holder(attempts: &AtomicUsize, limit: &'static ConcurrencyLimit) {
+    if attempts.fetch_add(1, Ordering::SeqCst) == 0 {
+        tokio::spawn(async {
+            let _permit = limit.acquire().await;
+            tokio::time::sleep(HELD).await;
+        });
+        for _ in 0..1_000 {
+            if limit.waiting() > 0 {
+                break;
+            }
+            tokio::task::yield_now().await;
+        }
+        assert_eq!(limit.waiting(), 1, "the holder queued");
+    }
+}
+
+#[retry(max = 5, backoff = fixed(20ms), deadline = 300ms, limit = HELD_BY_A_TASK)]
+async fn async_behind_a_slow_holder(attempts: &AtomicUsize) -> io::Result<()> {
+    fail_once_behind_a_slow_holder(attempts, &HELD_BY_A_TASK).await;
+    Err(io::ErrorKind::ConnectionRefused.into())
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_async_retry_queued_for_a_permit_ends_at_the_deadline_without_running() {
+    let attempts = AtomicUsize::new(0);
+    let started = tokio::time::Instant::now();
+    let error = async_behind_a_slow_holder(&attempts).await.unwrap_err();
+    assert_eq!(
+        attempts.load(Ordering::SeqCst),
+        1,
+        "the retry would have started after the deadline"
+    );
+    assert!(timed_out(&error), "{error:?}");
+    assert_eq!(started.elapsed(), Duration::from_millis(300));
+    let stats = reattempt::stats::get("limit::async_behind_a_slow_holder").unwrap();
+    assert_eq!(stats.give_ups.deadline, 1);
+    assert_eq!(HELD_BY_A_TASK.waiting(), 0, "the call left the queue");
+}
+
+static HELD_FOR_AN_OPAQUE_CALL: ConcurrencyLimit = ConcurrencyLimit::new(1);
+
+/// An error type that cannot stand for a timeout.
+#[derive(Debug, PartialEq)]
+struct Refused;
+
+impl std::fmt::Display for Refused {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("refused")
+    }
+}
+
+#[retry(on = |_: &Refused| true, max = 5, backoff = fixed(20ms), deadline = 300ms, limit = HELD_FOR_AN_OPAQUE_CALL)]
+async fn opaque_behind_a_slow_holder(attempts: &AtomicUsize) -> Result<(), Refused> {
+    fail_once_behind_a_slow_holder(attempts, &HELD_FOR_AN_OPAQUE_CALL).await;
+    Err(Refused)
+}
+
+#[tokio::test(start_paused = true)]
+async fn without_a_timeout_error_a_retry_waits_for_its_permit_past_the_deadline() {
+    let attempts = AtomicUsize::new(0);
+    let started = tokio::time::Instant::now();
+    let error = opaque_behind_a_slow_holder(&attempts).await.unwrap_err();
+    // Nothing could stand for the call's end while it waited: the retry
+    // runs once it holds the permit, and no wait begins after it.
+    assert_eq!(attempts.load(Ordering::SeqCst), 2);
+    assert_eq!(error, Refused);
+    assert_eq!(started.elapsed(), HELD);
+}
+
+static HELD_BEFORE_THE_CALL: ConcurrencyLimit = ConcurrencyLimit::new(1);
+
+#[retry(max = 5, backoff = fixed(20ms), deadline = 300ms, limit = HELD_BEFORE_THE_CALL)]
+async fn first_in_line_behind_a_slow_holder(attempts: &AtomicUsize) -> io::Result<()> {
+    attempts.fetch_add(1, Ordering::SeqCst);
+    Ok(())
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_first_attempt_queued_for_a_permit_ends_at_the_deadline_without_running() {
+    let held = HELD_BEFORE_THE_CALL.acquire().await;
+    let holder = tokio::spawn(async move {
+        tokio::time::sleep(HELD).await;
+        drop(held);
+    });
+    let attempts = AtomicUsize::new(0);
+    let started = tokio::time::Instant::now();
+    let error = first_in_line_behind_a_slow_holder(&attempts)
+        .await
+        .unwrap_err();
+    assert_eq!(attempts.load(Ordering::SeqCst), 0);
+    assert!(timed_out(&error), "{error:?}");
+    assert_eq!(started.elapsed(), Duration::from_millis(300));
+    holder.await.unwrap();
+    assert_eq!(HELD_BEFORE_THE_CALL.in_use(), 0);
 }

@@ -526,6 +526,40 @@ impl<'p, B: Backoff, C: Clock, S: Slot> Call<'p, B, C, S> {
         })
     }
 
+    /// [`scope`](Self::scope) for a call with a deadline, whose wait for a
+    /// permit of the concurrency limit ends at the deadline when
+    /// `from_timeout` can make an outcome of a timeout: the attempt does not
+    /// run, and its outcome is the timeout, as if it had run past the
+    /// deadline. Without `from_timeout` it waits for the permit however
+    /// long.
+    #[inline]
+    pub fn scope_within<R>(
+        &self,
+        policy: &Policy<B>,
+        from_timeout: Option<fn(AttemptTimeout) -> R>,
+        attempt: impl FnOnce() -> R,
+    ) -> R {
+        debug_assert!(core::ptr::eq(policy, self.policy), "the call's own policy");
+        let _permit = match policy.limit {
+            Some(limit) if !current::holds(limit) => match (from_timeout, self.deadline_left()) {
+                (Some(from_timeout), Some(left)) => match limit.acquire_blocking_within(left) {
+                    Some(permit) => Some(permit),
+                    None => {
+                        self.timed_out.store(true, Ordering::Relaxed);
+                        return from_timeout(AttemptTimeout::new(left));
+                    }
+                },
+                _ => Some(limit.acquire_blocking()),
+            },
+            _ => None,
+        };
+        current::holding(policy.limit, || {
+            self.attempt_starts();
+            let _span = InSpan::enter(self.attempt_span());
+            self.frame.enter(attempt)
+        })
+    }
+
     /// An async attempt that [`attempt()`](crate::attempt()) sees on every
     /// poll. It does not take a permit of the concurrency limit: wrap it in
     /// [`limited`](Self::limited) for that.
@@ -542,6 +576,46 @@ impl<'p, B: Backoff, C: Clock, S: Slot> Call<'p, B, C, S> {
     #[inline]
     pub fn limited<'c, F: Future + Unpin>(&'c self, attempt: F) -> Limited<'c, F> {
         Limited::new(self.policy.limit, attempt)
+    }
+
+    /// [`limited`](Self::limited) for a call with a deadline: the wait for
+    /// the permit ends at the deadline when `from_timeout` can make an
+    /// outcome of a timeout, and the attempt does not run; its outcome is
+    /// the timeout, as if it had run past the deadline. Once the attempt
+    /// holds its permit, its own timer ([`cut`](Self::cut)) bounds it.
+    pub async fn limited_within<R, F, T, W>(
+        &self,
+        attempt: F,
+        sleep: T,
+        from_timeout: Option<fn(AttemptTimeout) -> R>,
+    ) -> R
+    where
+        F: Future<Output = R> + Unpin,
+        T: FnOnce(Duration) -> W,
+        W: Future<Output = ()>,
+    {
+        let mut limited = Limited::new(self.policy.limit, attempt);
+        let (Some(from_timeout), Some(left)) = (from_timeout, self.deadline_left()) else {
+            return limited.await;
+        };
+        let mut timer = pin!(sleep(left));
+        let finished = poll_fn(|cx| {
+            if let Poll::Ready(outcome) = Pin::new(&mut limited).poll(cx) {
+                return Poll::Ready(Some(outcome));
+            }
+            if !limited.is_queued() {
+                return Poll::Pending;
+            }
+            timer.as_mut().poll(cx).map(|()| None)
+        })
+        .await;
+        match finished {
+            Some(outcome) => outcome,
+            None => {
+                self.timed_out.store(true, Ordering::Relaxed);
+                from_timeout(AttemptTimeout::new(left))
+            }
+        }
     }
 
     /// Runs an async attempt for at most `attempt_timeout`, or the time left
@@ -596,15 +670,19 @@ impl<'p, B: Backoff, C: Clock, S: Slot> Call<'p, B, C, S> {
     /// How long the next attempt may run: `attempt_timeout`, shortened to
     /// the time left before the deadline; `None` when neither is set.
     fn attempt_limit(&self) -> Option<Duration> {
-        let left = match (self.policy.deadline, self.started) {
+        match (self.policy.attempt_timeout, self.deadline_left()) {
+            (Some(timeout), Some(left)) => Some(timeout.min(left)),
+            (timeout, left) => timeout.or(left),
+        }
+    }
+
+    /// The time left before the deadline, when the call has one.
+    fn deadline_left(&self) -> Option<Duration> {
+        match (self.policy.deadline, self.started) {
             (Some(deadline), Some(started)) => {
                 Some(deadline.saturating_sub(self.elapsed_since(started)))
             }
             _ => None,
-        };
-        match (self.policy.attempt_timeout, left) {
-            (Some(timeout), Some(left)) => Some(timeout.min(left)),
-            (timeout, left) => timeout.or(left),
         }
     }
 

@@ -596,6 +596,14 @@ impl<'c, F> Limited<'c, F> {
     }
 }
 
+impl<F> Limited<'_, F> {
+    /// Whether it is still waiting for its permit: its attempt has not
+    /// started.
+    pub(crate) fn is_queued(&self) -> bool {
+        matches!(self.gate, Gate::Waiting(_))
+    }
+}
+
 impl<F: Future + Unpin> Future for Limited<'_, F> {
     type Output = F::Output;
 

@@ -11,6 +11,9 @@
 //! limit, on the same thread or task, runs under that permit instead of
 //! waiting for a second one: with every permit held by such outer calls,
 //! none would ever be free.
+//!
+//! A call's deadline ends its wait for a permit when its error type can
+//! stand for a timeout: the attempt does not run.
 
 use core::future::Future;
 use core::pin::Pin;
@@ -18,6 +21,7 @@ use core::task::{Context, Poll, Waker};
 use std::collections::VecDeque;
 use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::thread::Thread;
+use std::time::{Duration, Instant};
 
 /// At most `max` attempts at once, across the functions that name it. Build
 /// it as a `static`:
@@ -114,6 +118,36 @@ impl ConcurrencyLimit {
             }
             drop(state);
             std::thread::park();
+            state = self.lock();
+        }
+    }
+
+    /// A permit, blocking the thread until one is free or `timeout` has
+    /// passed; `None` then, having left the queue (and passed on a permit
+    /// handed over in the meantime), as a dropped [`Acquire`] does.
+    pub(crate) fn acquire_blocking_within(&self, timeout: Duration) -> Option<Permit<'_>> {
+        let mut state = self.lock();
+        if state.in_use < self.max && state.queue.is_empty() {
+            state.in_use += 1;
+            return Some(Permit { limit: self });
+        }
+        // A timeout past what an `Instant` holds is no timeout.
+        let Some(until) = Instant::now().checked_add(timeout) else {
+            drop(state);
+            return Some(self.acquire_blocking());
+        };
+        let id = state.enqueue(Wake::Thread(std::thread::current()));
+        loop {
+            if state.take_grant(id) {
+                return Some(Permit { limit: self });
+            }
+            let left = until.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                state.queue.retain(|w| w.id != id);
+                return None;
+            }
+            drop(state);
+            std::thread::park_timeout(left);
             state = self.lock();
         }
     }
@@ -329,5 +363,40 @@ mod tests {
         assert_eq!(limit.waiting(), 0);
         drop(held);
         assert_eq!(limit.in_use(), 0);
+    }
+
+    #[test]
+    fn a_thread_that_waits_too_long_leaves_the_queue_and_one_in_time_gets_the_permit() {
+        let limit = ConcurrencyLimit::new(1);
+        let held = limit.acquire_blocking();
+        assert!(
+            limit
+                .acquire_blocking_within(Duration::from_millis(20))
+                .is_none(),
+            "the only permit is held"
+        );
+        assert_eq!(limit.waiting(), 0, "it left the queue");
+        std::thread::scope(|threads| {
+            let waiting = threads.spawn(|| {
+                limit
+                    .acquire_blocking_within(Duration::from_secs(60))
+                    .is_some()
+            });
+            // Bounded: the thread queues at once.
+            for _ in 0..10_000 {
+                if limit.waiting() == 1 {
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            assert_eq!(limit.waiting(), 1);
+            drop(held);
+            assert!(waiting.join().unwrap(), "released before its time ran out");
+        });
+        assert_eq!(limit.in_use(), 0);
+        assert!(
+            limit.acquire_blocking_within(Duration::MAX).is_some(),
+            "a free permit, whatever the timeout"
+        );
     }
 }

@@ -3,7 +3,9 @@
 use core::fmt;
 use core::time::Duration;
 
-/// An attempt was still running when its time ran out, and was dropped.
+/// An attempt was still running when its time ran out, and was dropped; or
+/// it was still waiting for its permit of a concurrency limit at the
+/// deadline, and never ran.
 ///
 /// `attempt_timeout` needs the function's error type to implement
 /// `From<AttemptTimeout>`; `std::io::Error` does (kind `TimedOut`).
@@ -29,7 +31,9 @@ impl AttemptTimeout {
     }
 
     /// How long the attempt was given: `attempt_timeout`, or less when the
-    /// deadline was nearer.
+    /// deadline was nearer; for an attempt that was still waiting for its
+    /// permit of a concurrency limit at the deadline, the time that was left
+    /// before the deadline when it began to wait.
     pub const fn limit(&self) -> Duration {
         self.limit
     }

@@ -194,10 +194,13 @@ pub fn expand(mut args: Args, function: Function) -> syn::Result<TokenStream> {
                     parts.early_first_attempt(&args, code!(#capture || #annotation #block));
                 code!({ #(#inner_attrs)* #import #moved #items #looped })
             } else {
-                let looped = parts.retry_loop(
-                    &args,
-                    code!(__retry_call.scope(#policy, || #annotation #block)),
-                );
+                let scope = match parts.queue_cut(&args) {
+                    Some(from_timeout) => code! {
+                        __retry_call.scope_within(#policy, #from_timeout, || #annotation #block)
+                    },
+                    None => code!(__retry_call.scope(#policy, || #annotation #block)),
+                };
+                let looped = parts.retry_loop(&args, scope);
                 let prelude = prelude();
                 code!({ #(#inner_attrs)* #import #prelude #looped })
             }
@@ -482,12 +485,33 @@ impl Parts<'_> {
             }),
             _ => None,
         };
-        match (&args.limit, timed) {
-            (Some(_), Some(timed)) => code!(__retry_call.limited(::core::pin::pin!(#timed)) #wait),
-            (Some(_), None) => code!(__retry_call.limited(#scoped).await),
-            (None, Some(timed)) => code!(#timed #wait),
-            (None, None) => code!(#scoped.await),
+        // The deadline also ends the wait for a permit, where it can.
+        let queued = self.queue_cut(args);
+        match (&args.limit, timed, queued) {
+            (Some(_), Some(timed), Some(from_timeout)) => code! {
+                __retry_call.limited_within(::core::pin::pin!(#timed), #timer, #from_timeout) #wait
+            },
+            (Some(_), None, Some(from_timeout)) => code! {
+                __retry_call.limited_within(#scoped, #timer, #from_timeout) #wait
+            },
+            (Some(_), Some(timed), None) => {
+                code!(__retry_call.limited(::core::pin::pin!(#timed)) #wait)
+            }
+            (Some(_), None, None) => code!(__retry_call.limited(#scoped).await),
+            (None, Some(timed), _) => code!(#timed #wait),
+            (None, None, _) => code!(#scoped.await),
         }
+    }
+
+    /// For a function with a `limit` and a deadline (its own, or one a
+    /// dynamic policy may set), how its outcome is made from a timeout, if
+    /// it can be: what lets the deadline end the wait for a permit.
+    fn queue_cut(&self, args: &Args) -> Option<TokenStream> {
+        let private = self.private;
+        let ret = self.ret.as_ref()?;
+        let deadline = args.deadline.is_some() || args.policy.is_some();
+        (args.limit.is_some() && deadline)
+            .then(|| code!(#private::Probe::<#ret>::new().__retry_from_timeout()))
     }
 
     /// How the core reads an outcome, as `decide`'s arguments: classifier,

@@ -265,3 +265,29 @@ async fn a_first_attempt_queued_for_a_permit_ends_at_the_deadline_without_runnin
     holder.await.unwrap();
     assert_eq!(HELD_BEFORE_THE_CALL.in_use(), 0);
 }
+
+static HELD_BEFORE_A_CONFIGURED_CALL: ConcurrencyLimit = ConcurrencyLimit::new(1);
+
+#[retry(max = 5, backoff = fixed(20ms), limit = HELD_BEFORE_A_CONFIGURED_CALL, policy = reattempt::dynamic::DynamicPolicy::new().deadline(Duration::from_millis(300)))]
+async fn configured_behind_a_slow_holder(attempts: &AtomicUsize) -> io::Result<()> {
+    attempts.fetch_add(1, Ordering::SeqCst);
+    Ok(())
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_configured_deadline_ends_the_wait_for_a_permit_too() {
+    let held = HELD_BEFORE_A_CONFIGURED_CALL.acquire().await;
+    let holder = tokio::spawn(async move {
+        tokio::time::sleep(HELD).await;
+        drop(held);
+    });
+    let attempts = AtomicUsize::new(0);
+    let started = tokio::time::Instant::now();
+    let error = configured_behind_a_slow_holder(&attempts)
+        .await
+        .unwrap_err();
+    assert_eq!(attempts.load(Ordering::SeqCst), 0);
+    assert!(timed_out(&error), "{error:?}");
+    assert_eq!(started.elapsed(), Duration::from_millis(300));
+    holder.await.unwrap();
+}

@@ -540,6 +540,125 @@ fn a_policy_flipped_at_run_time_applies_to_the_next_call_and_a_bad_one_falls_bac
     *CONFIG.write().unwrap() = DynamicPolicy::new();
 }
 
+/// Whether `error` is a timeout the library made.
+fn timed_out(error: &io::Error) -> bool {
+    error
+        .get_ref()
+        .is_some_and(|inner| inner.is::<reattempt::AttemptTimeout>())
+}
+
+#[retry(max = 3, backoff = fixed(1s), policy = DynamicPolicy::new().deadline(Duration::from_secs(2)))]
+async fn ten_seconds_within_a_configured_deadline(calls: &Cell<u32>) -> io::Result<()> {
+    calls.set(calls.get() + 1);
+    tokio::time::sleep(Duration::from_secs(10)).await;
+    Err(ErrorKind::ConnectionRefused.into())
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_configured_deadline_cuts_a_running_async_attempt_as_a_static_one_does() {
+    let calls = Cell::new(0);
+    let started = tokio::time::Instant::now();
+    let error = ten_seconds_within_a_configured_deadline(&calls)
+        .await
+        .unwrap_err();
+    assert_eq!(started.elapsed(), Duration::from_secs(2));
+    assert_eq!(calls.get(), 1);
+    assert!(timed_out(&error), "{error:?}");
+    let stats =
+        reattempt::stats::get("operations::ten_seconds_within_a_configured_deadline").unwrap();
+    assert_eq!(stats.give_ups.deadline, 1);
+}
+
+#[retry(max = 3, backoff = none, policy = DynamicPolicy::new().max_attempts(2).attempt_timeout(Duration::from_secs(1)))]
+async fn ten_seconds_within_a_configured_timeout(calls: &Cell<u32>) -> io::Result<()> {
+    calls.set(calls.get() + 1);
+    tokio::time::sleep(Duration::from_secs(10)).await;
+    Err(ErrorKind::ConnectionRefused.into())
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_configured_attempt_timeout_cuts_each_async_attempt() {
+    let calls = Cell::new(0);
+    let started = tokio::time::Instant::now();
+    let error = ten_seconds_within_a_configured_timeout(&calls)
+        .await
+        .unwrap_err();
+    assert_eq!(calls.get(), 2);
+    assert_eq!(started.elapsed(), Duration::from_secs(2));
+    assert!(timed_out(&error), "{error:?}");
+}
+
+/// An attempt timeout a sync function cannot honour.
+#[retry(max = 5, backoff = none, sleep = no_wait, policy = DynamicPolicy::new().max_attempts(2).attempt_timeout(Duration::from_millis(1)))]
+fn sync_with_a_configured_timeout(calls: &Cell<u32>) -> io::Result<()> {
+    calls.set(calls.get() + 1);
+    std::thread::sleep(Duration::from_millis(5));
+    Err(ErrorKind::ConnectionRefused.into())
+}
+
+/// An error type that cannot stand for a timeout.
+#[derive(Debug)]
+struct Opaque;
+
+impl std::fmt::Display for Opaque {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("opaque")
+    }
+}
+
+#[retry(on = |_: &Opaque| true, max = 5, backoff = none, policy = DynamicPolicy::new().max_attempts(2).attempt_timeout(Duration::from_secs(1)))]
+async fn opaque_with_a_configured_timeout(calls: &Cell<u32>) -> Result<(), Opaque> {
+    calls.set(calls.get() + 1);
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    Err(Opaque)
+}
+
+#[test]
+fn a_configured_attempt_timeout_that_cannot_cut_is_left_out_and_said_once() {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .start_paused(true)
+        .build()
+        .unwrap();
+    let mut seen = Vec::new();
+    let events = capture(|| {
+        for _ in 0..2 {
+            let calls = Cell::new(0);
+            let error = sync_with_a_configured_timeout(&calls).unwrap_err();
+            seen.push((calls.get(), timed_out(&error)));
+        }
+        for _ in 0..2 {
+            let calls = Cell::new(0);
+            let started = runtime.block_on(async { tokio::time::Instant::now() });
+            runtime
+                .block_on(opaque_with_a_configured_timeout(&calls))
+                .unwrap_err();
+            let took = runtime.block_on(async { started.elapsed() });
+            seen.push((calls.get(), took != Duration::from_secs(6)));
+        }
+    });
+    // The rest of the policy applies: two attempts each, run to their end.
+    assert_eq!(seen, [(2, false); 4]);
+    let warnings: Vec<_> = events
+        .iter()
+        .filter(|e| e["fields"]["message"] == "dynamic attempt_timeout left out")
+        .collect();
+    assert_eq!(warnings.len(), 2, "once per function: {warnings:?}");
+    for (warning, function) in warnings.iter().zip([
+        "operations::sync_with_a_configured_timeout",
+        "operations::opaque_with_a_configured_timeout",
+    ]) {
+        assert_eq!(warning["fields"]["function"], function);
+        assert!(
+            warning["fields"]["reason"]
+                .as_str()
+                .unwrap()
+                .contains("From<AttemptTimeout>"),
+            "{warning}"
+        );
+    }
+}
+
 // ---- nested retries ----
 
 static INNERMOST: AtomicU32 = AtomicU32::new(0);

@@ -184,6 +184,27 @@ impl DynamicPolicy {
         self
     }
 
+    /// Overrides `attempt_timeout`: honoured by an async function whose
+    /// error type can stand for a timeout (it has
+    /// `From<reattempt::AttemptTimeout>`), as the static argument is;
+    /// anywhere else it is logged once and left out.
+    pub const fn attempt_timeout(mut self, timeout: Duration) -> DynamicPolicy {
+        self.attempt_timeout = Some(timeout);
+        self
+    }
+
+    /// Overrides whether server delays (`Retry-After`) are honoured.
+    pub const fn honor_retry_after(mut self, honor: bool) -> DynamicPolicy {
+        self.honor_retry_after = Some(honor);
+        self
+    }
+
+    /// Overrides `max_retry_after`, the longest server delay honoured.
+    pub const fn max_retry_after(mut self, max: Duration) -> DynamicPolicy {
+        self.max_retry_after = Some(max);
+        self
+    }
+
     /// The static policy with these overrides, or why they are invalid.
     pub fn apply(&self, base: &Policy<AnyBackoff>) -> Result<Policy<AnyBackoff>, InvalidPolicy> {
         let mut policy = *base;
@@ -207,6 +228,9 @@ impl DynamicPolicy {
         for (value, what) in [
             (self.deadline, "deadline"),
             (self.attempt_timeout, "attempt_timeout"),
+            // As the attribute refuses `max_retry_after = 0s`: every server
+            // delay would end the call.
+            (self.max_retry_after, "max_retry_after"),
         ] {
             if value == Some(Duration::ZERO) {
                 return Err(InvalidPolicy::Zero(what));
@@ -300,7 +324,7 @@ pub enum InvalidPolicy {
     },
     /// A proportional jitter ratio outside `0..=1`.
     JitterRatio(f64),
-    /// A zero `deadline` or `attempt_timeout`.
+    /// A zero `deadline`, `attempt_timeout` or `max_retry_after`.
     Zero(&'static str),
     /// No limit on attempts and no deadline.
     UnboundedWithoutDeadline,
@@ -358,16 +382,37 @@ impl InvalidPolicy {
     }
 }
 
+/// The kind under which a dynamic `attempt_timeout` that the function
+/// cannot honour is logged, after [`InvalidPolicy`]'s.
+const TIMEOUT_LEFT_OUT: u32 = 7;
+
 /// The policy of one call: the dynamic one when valid, else the static one
 /// with a WARN, once per kind of problem (the first value of each kind is
-/// the one logged).
+/// the one logged). Where attempts cannot be cut (`cuts` is false: a sync
+/// function, or an error type that cannot stand for a timeout), a dynamic
+/// `attempt_timeout` is left out, with a WARN once, and the rest applies.
 pub(crate) fn resolve(
     base: &Policy<AnyBackoff>,
     dynamic: &DynamicPolicy,
     site: &Site,
+    cuts: bool,
 ) -> Policy<AnyBackoff> {
     match dynamic.apply(base) {
-        Ok(policy) => policy,
+        Ok(mut policy) => {
+            if !cuts && dynamic.attempt_timeout.is_some() {
+                if site.first_time(TIMEOUT_LEFT_OUT) {
+                    tracing::warn!(
+                        target: "reattempt",
+                        function = site.name(),
+                        reason = "its attempts cannot be cut: attempt_timeout needs an async \
+                                  function whose error type has From<AttemptTimeout>",
+                        "dynamic attempt_timeout left out",
+                    );
+                }
+                policy.attempt_timeout = base.attempt_timeout;
+            }
+            policy
+        }
         Err(problem) => {
             if site.first_time(problem.kind()) {
                 tracing::warn!(
@@ -402,6 +447,15 @@ mod tests {
             .unwrap();
         assert_eq!(policy.max(), Some(7));
         assert_eq!(policy.backoff().delay(3), Duration::from_millis(30));
+        let server = DynamicPolicy::new()
+            .honor_retry_after(false)
+            .max_retry_after(Duration::from_secs(9))
+            .attempt_timeout(Duration::from_secs(2))
+            .apply(&BASE)
+            .unwrap();
+        assert!(!server.honor_retry_after);
+        assert_eq!(server.max_retry_after, Duration::from_secs(9));
+        assert_eq!(server.attempt_timeout, Some(Duration::from_secs(2)));
         let unchanged = DynamicPolicy::new().apply(&BASE).unwrap();
         assert_eq!(unchanged.max(), Some(4));
     }
@@ -436,6 +490,14 @@ mod tests {
             (
                 DynamicPolicy::new().deadline(Duration::ZERO),
                 InvalidPolicy::Zero("deadline"),
+            ),
+            (
+                DynamicPolicy::new().attempt_timeout(Duration::ZERO),
+                InvalidPolicy::Zero("attempt_timeout"),
+            ),
+            (
+                DynamicPolicy::new().max_retry_after(Duration::ZERO),
+                InvalidPolicy::Zero("max_retry_after"),
             ),
         ];
         for (dynamic, expected) in cases {

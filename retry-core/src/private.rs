@@ -100,13 +100,16 @@ impl<'v, T: ?Sized> MovedAway<'v, T> for Moved<'v, T> {
 
 /// The policy of one call under `policy = ...`: the dynamic policy over the
 /// static arguments, or those alone (with a WARN, once) when it is invalid.
+/// `cuts`: whether the function's attempts can be cut, which a dynamic
+/// `attempt_timeout` needs.
 #[inline]
 pub fn dynamic_policy<T: core::borrow::Borrow<DynamicPolicy>>(
     base: &Policy<AnyBackoff>,
     dynamic: T,
     site: &Site,
+    cuts: bool,
 ) -> Policy<AnyBackoff> {
-    crate::dynamic::resolve(base, dynamic.borrow(), site)
+    crate::dynamic::resolve(base, dynamic.borrow(), site, cuts)
 }
 
 /// Without `if_result` the function must return a `Result`; spanned at the

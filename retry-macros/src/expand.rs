@@ -150,7 +150,7 @@ pub fn expand(mut args: Args, function: Function) -> syn::Result<TokenStream> {
         is_static,
         lazy,
         waits_in_next,
-    } = prelude(&args, &sig.ident, &private, is_async, early);
+    } = prelude(&args, &sig.ident, &private, is_async.then_some(&ret), early);
     let error_span = error_type_span(&sig.output, &kind);
     let parts = Parts {
         private: &private,
@@ -480,9 +480,11 @@ impl Parts<'_> {
                 let timed = Ident::new("timed", self.return_span);
                 Some(code!(__retry_call.#timed(#scoped, #timer)))
             }
-            (None, Some(_), Some(ret)) => Some(code! {
-                __retry_call.cut(#scoped, #timer, #private::Probe::<#ret>::new().__retry_from_timeout())
-            }),
+            (None, _, Some(ret)) if args.deadline.is_some() || args.policy.is_some() => {
+                Some(code! {
+                    __retry_call.cut(#scoped, #timer, #private::Probe::<#ret>::new().__retry_from_timeout())
+                })
+            }
             _ => None,
         };
         // The deadline also ends the wait for a permit, where it can.
@@ -633,9 +635,18 @@ impl Parts<'_> {
 }
 
 /// The statements before the loop: site, policy, classifier, sleeper, and
-/// the call state. `early`: the function's first attempt runs before its
-/// call is built when its policy is a constant (`first_attempt_early`).
-fn prelude(args: &Args, fn_name: &Ident, private: &Ident, is_async: bool, early: bool) -> Prelude {
+/// the call state. `is_async`: the outcome type of an async function, when
+/// it is named. `early`: the function's first attempt runs before its call
+/// is built when its policy is a constant (`first_attempt_early`).
+fn prelude(
+    args: &Args,
+    fn_name: &Ident,
+    private: &Ident,
+    is_async: Option<&Option<Type>>,
+    early: bool,
+) -> Prelude {
+    let cut_ret = is_async.and_then(Option::as_ref);
+    let is_async = is_async.is_some();
     let name = match &args.name {
         Some(name) => name.to_token_stream(),
         None => {
@@ -663,10 +674,18 @@ fn prelude(args: &Args, fn_name: &Ident, private: &Ident, is_async: bool, early:
         None => built_policy(args, private, dynamic),
     };
     let policy = match dynamic {
-        Some(dynamic) => code! {
-            #policy
-            let __retry_policy = &#private::dynamic_policy(__retry_policy, #dynamic, &__RETRY_SITE);
-        },
+        Some(dynamic) => {
+            // Whether the function's attempts can be cut, so that a dynamic
+            // `attempt_timeout` that cannot be honoured is said, not lost.
+            let cuts = match cut_ret {
+                Some(ret) => code!(#private::Probe::<#ret>::new().__retry_from_timeout().is_some()),
+                None => code!(false),
+            };
+            code! {
+                #policy
+                let __retry_policy = &#private::dynamic_policy(__retry_policy, #dynamic, &__RETRY_SITE, #cuts);
+            }
+        }
         None => policy,
     };
     let on = match &args.on {
@@ -884,7 +903,10 @@ fn first_attempt_early(args: &Args) -> bool {
 /// fails (`LazyCall`): when its loop calls nothing of the user's and no
 /// timer cuts its attempts, the loop needs only the methods `LazyCall` has.
 fn lazy_call(args: &Args) -> bool {
-    first_attempt_early(args) && args.deadline.is_none() && args.attempt_timeout.is_none()
+    first_attempt_early(args)
+        && args.deadline.is_none()
+        && args.attempt_timeout.is_none()
+        && args.policy.is_none()
 }
 
 /// A `backoff` argument as code.

@@ -5,6 +5,8 @@
 //! attempt holds its permit; and the deadline ends the wait for one where
 //! the error type can stand for a timeout.
 
+mod common;
+
 use std::io;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -149,8 +151,17 @@ fn sync_behind_a_slow_holder(attempts: &AtomicUsize) -> io::Result<()> {
 fn a_sync_retry_queued_for_a_permit_ends_at_the_deadline_without_running() {
     let attempts = AtomicUsize::new(0);
     let started = std::time::Instant::now();
-    let error = sync_behind_a_slow_holder(&attempts).unwrap_err();
+    let mut outcome = None;
+    let (events, _) = common::capture_logs(|| outcome = Some(sync_behind_a_slow_holder(&attempts)));
     let took = started.elapsed();
+    let error = outcome.unwrap().unwrap_err();
+    let giving_up: Vec<_> = events
+        .iter()
+        .filter(|e| e["fields"]["message"] == "giving up")
+        .collect();
+    assert_eq!(giving_up.len(), 1, "{events:?}");
+    assert_eq!(giving_up[0]["fields"]["reason"], "deadline");
+    assert_eq!(giving_up[0]["fields"]["code"], "limit_queue_timeout");
     assert_eq!(
         attempts.load(Ordering::SeqCst),
         1,
@@ -289,5 +300,32 @@ async fn a_configured_deadline_ends_the_wait_for_a_permit_too() {
     assert_eq!(attempts.load(Ordering::SeqCst), 0);
     assert!(timed_out(&error), "{error:?}");
     assert_eq!(started.elapsed(), Duration::from_millis(300));
+    holder.await.unwrap();
+}
+
+static HELD_BEFORE_A_PAYMENT: ConcurrencyLimit = ConcurrencyLimit::new(1);
+
+#[retry(max = 5, backoff = fixed(20ms), deadline = 300ms, limit = HELD_BEFORE_A_PAYMENT, idempotent = false)]
+async fn payment_behind_a_slow_holder(attempts: &AtomicUsize) -> io::Result<()> {
+    attempts.fetch_add(1, Ordering::SeqCst);
+    Ok(())
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_attempt_that_never_got_its_permit_did_not_take_effect() {
+    let held = HELD_BEFORE_A_PAYMENT.acquire().await;
+    let holder = tokio::spawn(async move {
+        tokio::time::sleep(HELD).await;
+        drop(held);
+    });
+    let attempts = AtomicUsize::new(0);
+    payment_behind_a_slow_holder(&attempts).await.unwrap_err();
+    assert_eq!(attempts.load(Ordering::SeqCst), 0);
+    let stats = reattempt::stats::get("limit::payment_behind_a_slow_holder").unwrap();
+    assert_eq!(
+        (stats.give_ups.deadline, stats.give_ups.maybe_applied),
+        (1, 0),
+        "nothing ran, so nothing may have been applied"
+    );
     holder.await.unwrap();
 }

@@ -10,7 +10,7 @@ use core::fmt;
 use core::future::{Future, poll_fn};
 use core::mem::ManuallyDrop;
 use core::pin::{Pin, pin};
-use core::sync::atomic::{AtomicBool, AtomicU8, Ordering};
+use core::sync::atomic::{AtomicU8, Ordering};
 use core::task::Poll;
 use core::time::Duration;
 
@@ -108,7 +108,9 @@ pub struct Call<'p, B, C: Clock, S = Boxed> {
     frame: Frame,
     clock: C,
     started: Option<C::Reading>,
-    timed_out: AtomicBool,
+    /// How the last attempt's timer ended it: [`RAN`] (it did not),
+    /// [`TIMED_OUT`] or [`NEVER_RAN`].
+    timed_out: AtomicU8,
     /// Whether a decision returned the outcome to the caller; a call
     /// dropped before that was cancelled.
     ended: bool,
@@ -204,6 +206,14 @@ impl<B, C: Clock, S> Call<'_, B, C, S> {
         }
     }
 }
+
+/// [`Call::timed_out`]: the last attempt was not cut.
+const RAN: u8 = 0;
+/// [`Call::timed_out`]: the last attempt ran past its time and was dropped.
+const TIMED_OUT: u8 = 1;
+/// [`Call::timed_out`]: the deadline came while the last attempt waited for
+/// its permit of a concurrency limit; it never ran.
+const NEVER_RAN: u8 = 2;
 
 /// No retry is pending.
 const NO_RETRY: u8 = 0;
@@ -305,7 +315,7 @@ impl<'p, B: Backoff, C: Clock, S: Slot> Call<'p, B, C, S> {
             frame,
             clock,
             started,
-            timed_out: AtomicBool::new(false),
+            timed_out: AtomicU8::new(RAN),
             ended: false,
             retry_pending: AtomicU8::new(NO_RETRY),
             spans: ManuallyDrop::new(spans),
@@ -435,10 +445,13 @@ impl<'p, B: Backoff, C: Clock, S: Slot> Call<'p, B, C, S> {
     /// body kept from the response, else the classifier's.
     #[inline]
     fn error_class(&self, classify: impl FnOnce() -> Classification) -> Classification {
-        if self.timed_out.swap(false, Ordering::Relaxed) {
-            Classification::transient().with_code("attempt_timeout")
-        } else {
-            self.with_pushback(classify())
+        match self.timed_out.swap(RAN, Ordering::Relaxed) {
+            TIMED_OUT => Classification::transient().with_code("attempt_timeout"),
+            // It never ran, so it cannot have taken effect.
+            NEVER_RAN => Classification::transient()
+                .with_code("limit_queue_timeout")
+                .not_applied(),
+            _ => self.with_pushback(classify()),
         }
     }
 
@@ -545,7 +558,7 @@ impl<'p, B: Backoff, C: Clock, S: Slot> Call<'p, B, C, S> {
                 (Some(from_timeout), Some(left)) => match limit.acquire_blocking_within(left) {
                     Some(permit) => Some(permit),
                     None => {
-                        self.timed_out.store(true, Ordering::Relaxed);
+                        self.timed_out.store(NEVER_RAN, Ordering::Relaxed);
                         return from_timeout(AttemptTimeout::new(left));
                     }
                 },
@@ -612,7 +625,7 @@ impl<'p, B: Backoff, C: Clock, S: Slot> Call<'p, B, C, S> {
         match finished {
             Some(outcome) => outcome,
             None => {
-                self.timed_out.store(true, Ordering::Relaxed);
+                self.timed_out.store(NEVER_RAN, Ordering::Relaxed);
                 from_timeout(AttemptTimeout::new(left))
             }
         }
@@ -661,7 +674,7 @@ impl<'p, B: Backoff, C: Clock, S: Slot> Call<'p, B, C, S> {
         match finished {
             Some(outcome) => outcome,
             None => {
-                self.timed_out.store(true, Ordering::Relaxed);
+                self.timed_out.store(TIMED_OUT, Ordering::Relaxed);
                 from_timeout(AttemptTimeout::new(limit))
             }
         }

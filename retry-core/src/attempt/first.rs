@@ -378,7 +378,7 @@ fn decide_and_retry<B: Backoff, S: failure_state::Slot>(
                 // async attempts have timers), so only what the body kept
                 // from a response can stand in for the classifier's.
                 debug_assert!(
-                    !call.timed_out.load(Ordering::Relaxed),
+                    call.timed_out.load(Ordering::Relaxed) == super::RAN,
                     "a sync attempt has no timer"
                 );
                 let class = call.with_pushback(class);

@@ -13,7 +13,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc;
 use std::time::Duration;
 
-use reattempt::{ConcurrencyLimit, retry};
+use reattempt::{ConcurrencyLimit, RetryBudget, retry};
 
 static SINGLE: ConcurrencyLimit = ConcurrencyLimit::new(1);
 
@@ -131,7 +131,11 @@ fn timed_out(error: &io::Error) -> bool {
 
 /// Fails, and at its first attempt makes a thread queue for the permit
 /// this attempt holds, to keep it for `HELD`.
-#[retry(max = 5, backoff = fixed(20ms), deadline = 300ms, limit = HELD_FOR_A_WHILE)]
+/// A token for each first attempt, none in reserve: a retry's is the one
+/// its first attempt deposited.
+static SYNC_TOKENS: RetryBudget = RetryBudget::new(1.0, 0, Duration::from_secs(600));
+
+#[retry(max = 5, backoff = fixed(20ms), deadline = 300ms, limit = HELD_FOR_A_WHILE, budget = SYNC_TOKENS)]
 fn sync_behind_a_slow_holder(attempts: &AtomicUsize) -> io::Result<()> {
     if attempts.fetch_add(1, Ordering::SeqCst) == 0 {
         std::thread::spawn(|| {
@@ -176,6 +180,11 @@ fn a_sync_retry_queued_for_a_permit_ends_at_the_deadline_without_running() {
     assert_eq!(stats.give_ups.deadline, 1);
     assert_eq!(stats.attempts, 1, "the attempt that never got its permit");
     assert_eq!(HELD_FOR_A_WHILE.waiting(), 0, "the call left the queue");
+    assert_eq!(
+        SYNC_TOKENS.available(),
+        1.0,
+        "the token of the retry that never ran is given back"
+    );
 }
 
 static HELD_BY_A_TASK: ConcurrencyLimit = ConcurrencyLimit::new(1);
@@ -197,7 +206,9 @@ async fn fail_once_behind_a_slow_holder(attempts: &AtomicUsize, limit: &'static 
     }
 }
 
-#[retry(max = 5, backoff = fixed(20ms), deadline = 300ms, limit = HELD_BY_A_TASK)]
+static ASYNC_TOKENS: RetryBudget = RetryBudget::new(1.0, 0, Duration::from_secs(600));
+
+#[retry(max = 5, backoff = fixed(20ms), deadline = 300ms, limit = HELD_BY_A_TASK, budget = ASYNC_TOKENS)]
 async fn async_behind_a_slow_holder(attempts: &AtomicUsize) -> io::Result<()> {
     fail_once_behind_a_slow_holder(attempts, &HELD_BY_A_TASK).await;
     Err(io::ErrorKind::ConnectionRefused.into())
@@ -218,6 +229,11 @@ async fn an_async_retry_queued_for_a_permit_ends_at_the_deadline_without_running
     let stats = reattempt::stats::get("limit::async_behind_a_slow_holder").unwrap();
     assert_eq!(stats.give_ups.deadline, 1);
     assert_eq!(HELD_BY_A_TASK.waiting(), 0, "the call left the queue");
+    assert_eq!(
+        ASYNC_TOKENS.available(),
+        1.0,
+        "the token of the retry that never ran is given back"
+    );
 }
 
 static HELD_FOR_AN_OPAQUE_CALL: ConcurrencyLimit = ConcurrencyLimit::new(1);

@@ -152,6 +152,12 @@ impl<B, C: Clock, S> Call<'_, B, C, S> {
     #[inline(never)]
     fn cancelled(&mut self) {
         self.frame.site.cancelled();
+        self.refund_pending_retry();
+    }
+
+    /// Gives back the budget token of a retry that was decided and will
+    /// never run.
+    fn refund_pending_retry(&self) {
         let pending = self.retry_pending.swap(NO_RETRY, Ordering::Relaxed);
         if pending != NO_RETRY
             && let Some(budget) = self.policy.budget
@@ -162,6 +168,14 @@ impl<B, C: Clock, S> Call<'_, B, C, S> {
                 Class::Transient
             });
         }
+    }
+
+    /// The deadline came while the attempt waited for its permit: it will
+    /// never run, and the retry it was gives its token back.
+    #[cold]
+    fn never_ran(&self) {
+        self.timed_out.store(NEVER_RAN, Ordering::Relaxed);
+        self.refund_pending_retry();
     }
 
     /// The classification the body kept for this attempt's error (see
@@ -558,7 +572,7 @@ impl<'p, B: Backoff, C: Clock, S: Slot> Call<'p, B, C, S> {
                 (Some(from_timeout), Some(left)) => match limit.acquire_blocking_within(left) {
                     Some(permit) => Some(permit),
                     None => {
-                        self.timed_out.store(NEVER_RAN, Ordering::Relaxed);
+                        self.never_ran();
                         return from_timeout(AttemptTimeout::new(left));
                     }
                 },
@@ -625,7 +639,7 @@ impl<'p, B: Backoff, C: Clock, S: Slot> Call<'p, B, C, S> {
         match finished {
             Some(outcome) => outcome,
             None => {
-                self.timed_out.store(NEVER_RAN, Ordering::Relaxed);
+                self.never_ran();
                 from_timeout(AttemptTimeout::new(left))
             }
         }

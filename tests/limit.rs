@@ -321,7 +321,16 @@ async fn a_configured_deadline_ends_the_wait_for_a_permit_too() {
 
 static HELD_BEFORE_A_PAYMENT: ConcurrencyLimit = ConcurrencyLimit::new(1);
 
-#[retry(max = 5, backoff = fixed(20ms), deadline = 300ms, limit = HELD_BEFORE_A_PAYMENT, idempotent = false)]
+/// Opens at the first failure of an attempt.
+static TOUCHY: reattempt::RetryBreaker = reattempt::RetryBreaker::new(
+    0.5,
+    1,
+    Duration::from_secs(600),
+    Duration::from_secs(600),
+    1,
+);
+
+#[retry(max = 5, backoff = fixed(20ms), deadline = 300ms, limit = HELD_BEFORE_A_PAYMENT, idempotent = false, breaker = TOUCHY)]
 async fn payment_behind_a_slow_holder(attempts: &AtomicUsize) -> io::Result<()> {
     attempts.fetch_add(1, Ordering::SeqCst);
     Ok(())
@@ -342,6 +351,10 @@ async fn an_attempt_that_never_got_its_permit_did_not_take_effect() {
         (stats.give_ups.deadline, stats.give_ups.maybe_applied),
         (1, 0),
         "nothing ran, so nothing may have been applied"
+    );
+    assert!(
+        !TOUCHY.is_open(),
+        "the breaker counts attempts that reached the backend"
     );
     holder.await.unwrap();
 }

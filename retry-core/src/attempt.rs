@@ -229,6 +229,15 @@ const TIMED_OUT: u8 = 1;
 /// its permit of a concurrency limit; it never ran.
 const NEVER_RAN: u8 = 2;
 
+/// The code of an attempt that never ran: the deadline came while it
+/// waited for its permit.
+const LIMIT_QUEUE_TIMEOUT: &str = "limit_queue_timeout";
+
+/// Whether `class` is that of an attempt that never ran.
+fn never_ran(class: &Classification) -> bool {
+    class.applied() == crate::class::Applied::No && class.code() == Some(LIMIT_QUEUE_TIMEOUT)
+}
+
 /// No retry is pending.
 const NO_RETRY: u8 = 0;
 /// A retry after a transient failure is pending.
@@ -463,7 +472,7 @@ impl<'p, B: Backoff, C: Clock, S: Slot> Call<'p, B, C, S> {
             TIMED_OUT => Classification::transient().with_code("attempt_timeout"),
             // It never ran, so it cannot have taken effect.
             NEVER_RAN => Classification::transient()
-                .with_code("limit_queue_timeout")
+                .with_code(LIMIT_QUEUE_TIMEOUT)
                 .not_applied(),
             _ => self.with_pushback(classify()),
         }

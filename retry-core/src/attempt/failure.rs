@@ -77,7 +77,10 @@ impl<B: Backoff, C: Clock, S: Slot> Call<'_, B, C, S> {
             spans.attempt().clone()
         });
         let _in_attempt = attempt_span.as_ref().map(Span::enter);
-        if let Some(breaker) = self.policy.breaker {
+        // An attempt that never ran says nothing of the backend.
+        if let Some(breaker) = self.policy.breaker
+            && !super::never_ran(&class)
+        {
             breaker.record(true);
         }
         let elapsed = self.elapsed();

@@ -233,6 +233,20 @@ const NEVER_RAN: u8 = 2;
 /// waited for its permit.
 const LIMIT_QUEUE_TIMEOUT: &str = "limit_queue_timeout";
 
+/// The classification of an attempt a timer cut: [`TIMED_OUT`] or
+/// [`NEVER_RAN`].
+#[cold]
+#[inline(never)]
+fn timeout_class(cut: u8) -> Classification {
+    let class = Classification::transient();
+    if cut == NEVER_RAN {
+        // It never ran, so it cannot have taken effect.
+        class.with_code(LIMIT_QUEUE_TIMEOUT).not_applied()
+    } else {
+        class.with_code("attempt_timeout")
+    }
+}
+
 /// Whether `class` is that of an attempt that never ran.
 fn never_ran(class: &Classification) -> bool {
     class.applied() == crate::class::Applied::No && class.code() == Some(LIMIT_QUEUE_TIMEOUT)
@@ -468,13 +482,11 @@ impl<'p, B: Backoff, C: Clock, S: Slot> Call<'p, B, C, S> {
     /// body kept from the response, else the classifier's.
     #[inline]
     fn error_class(&self, classify: impl FnOnce() -> Classification) -> Classification {
+        // One comparison on the path of an attempt that was not cut: a
+        // match of the three states cost an async retry two instructions.
         match self.timed_out.swap(RAN, Ordering::Relaxed) {
-            TIMED_OUT => Classification::transient().with_code("attempt_timeout"),
-            // It never ran, so it cannot have taken effect.
-            NEVER_RAN => Classification::transient()
-                .with_code(LIMIT_QUEUE_TIMEOUT)
-                .not_applied(),
-            _ => self.with_pushback(classify()),
+            RAN => self.with_pushback(classify()),
+            cut => timeout_class(cut),
         }
     }
 

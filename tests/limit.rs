@@ -358,3 +358,53 @@ async fn an_attempt_that_never_got_its_permit_did_not_take_effect() {
     );
     holder.await.unwrap();
 }
+
+// ---- a cut attempt and its permit ----
+
+static HELD_UNTIL_DROPPED: ConcurrencyLimit = ConcurrencyLimit::new(1);
+static HELD_UNTIL_DROPPED_AT_THE_DEADLINE: ConcurrencyLimit = ConcurrencyLimit::new(1);
+
+/// What `in_use()` of a limit said when the attempt holding it was dropped.
+struct InUseWhenDropped(&'static ConcurrencyLimit, &'static AtomicUsize);
+
+impl Drop for InUseWhenDropped {
+    fn drop(&mut self) {
+        self.1.store(self.0.in_use(), Ordering::SeqCst);
+    }
+}
+
+static TIMED_OUT_IN_USE: AtomicUsize = AtomicUsize::new(usize::MAX);
+static DEADLINE_IN_USE: AtomicUsize = AtomicUsize::new(usize::MAX);
+
+#[retry(max = 1, attempt_timeout = 50ms, limit = HELD_UNTIL_DROPPED)]
+async fn timed_out_holding_a_permit() -> io::Result<()> {
+    let _dropped = InUseWhenDropped(&HELD_UNTIL_DROPPED, &TIMED_OUT_IN_USE);
+    tokio::time::sleep(Duration::from_secs(10)).await;
+    Ok(())
+}
+
+#[retry(max = 1, deadline = 50ms, limit = HELD_UNTIL_DROPPED_AT_THE_DEADLINE)]
+async fn cut_at_the_deadline_holding_a_permit() -> io::Result<()> {
+    let _dropped = InUseWhenDropped(&HELD_UNTIL_DROPPED_AT_THE_DEADLINE, &DEADLINE_IN_USE);
+    tokio::time::sleep(Duration::from_secs(10)).await;
+    Ok(())
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_cut_attempt_is_dropped_before_its_permit_is_given_back() {
+    // Dropped after, what the attempt holds (a pooled connection, a
+    // transaction) would still be held while the next holder of the permit
+    // runs.
+    assert!(timed_out(&timed_out_holding_a_permit().await.unwrap_err()));
+    assert_eq!(
+        TIMED_OUT_IN_USE.load(Ordering::SeqCst),
+        1,
+        "attempt_timeout"
+    );
+    assert!(timed_out(
+        &cut_at_the_deadline_holding_a_permit().await.unwrap_err()
+    ));
+    assert_eq!(DEADLINE_IN_USE.load(Ordering::SeqCst), 1, "the deadline");
+    assert_eq!(HELD_UNTIL_DROPPED.in_use(), 0);
+    assert_eq!(HELD_UNTIL_DROPPED_AT_THE_DEADLINE.in_use(), 0);
+}

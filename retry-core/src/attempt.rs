@@ -609,13 +609,11 @@ impl<'p, B: Backoff, C: Clock, S: Slot> Call<'p, B, C, S> {
     }
 
     /// An async attempt that [`attempt()`](crate::attempt()) sees on every
-    /// poll. It does not take a permit of the concurrency limit: wrap it in
-    /// [`limited`](Self::limited) for that.
+    /// poll: the attempt's future by value, or pinned by reference where a
+    /// wrapper needs it `Unpin`. It does not take a permit of the
+    /// concurrency limit: wrap it in [`limited`](Self::limited) for that.
     #[inline]
-    pub fn scoped<'c, F: Future>(
-        &'c self,
-        attempt: Pin<&'c mut F>,
-    ) -> Scoped<'c, Self, Pin<&'c mut F>> {
+    pub fn scoped<'c, F: Future>(&'c self, attempt: F) -> Scoped<'c, Self, F> {
         Scoped::new(self, attempt)
     }
 

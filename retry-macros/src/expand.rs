@@ -455,11 +455,25 @@ impl Parts<'_> {
             (Some(ret), Some(_)) => code!(#private::attempt::<#ret, _>(async #block)),
             (None, _) => code!(async #block),
         };
-        // A `Call`'s attempt may be wrapped further (a permit, a timer),
-        // which needs it `Unpin`: pinned in place, and polled by reference.
+        // The timeout goes inside the permit, so that it counts from the
+        // moment the attempt runs, not from when it queued for a permit. A
+        // deadline alone cuts the attempt when the outcome type can stand
+        // for a timeout, and lets it run otherwise; so may a dynamic
+        // policy's deadline or timeout.
+        let cut = match (&args.attempt_timeout, self.ret) {
+            (Some(_), _) => Some(None),
+            (None, Some(ret)) if args.deadline.is_some() || args.policy.is_some() => {
+                Some(Some(ret))
+            }
+            _ => None,
+        };
+        // A timer holds the attempt by value, so that an attempt it cuts is
+        // dropped as the timer returns, inside the permit that it holds. A
+        // permit alone needs it `Unpin`: pinned in place, and polled by
+        // reference.
         let scoped = if self.waits_in_next {
             code!(__retry_call.next(#future))
-        } else if self.lazy {
+        } else if self.lazy || cut.is_some() {
             code!(__retry_call.scoped(#future))
         } else {
             code!(__retry_call.scoped(::core::pin::pin!(#future)))
@@ -470,23 +484,16 @@ impl Parts<'_> {
             Some(_) => code!(&__retry_sleep),
             None => code!(#private::timer),
         };
-        // The timeout goes inside the permit, so that it counts from the
-        // moment the attempt runs, not from when it queued for a permit. A
-        // deadline alone cuts the attempt when the outcome type can stand
-        // for a timeout, and lets it run otherwise.
         let wait = quote_spanned!(self.return_span=> .await);
-        let timed = match (&args.attempt_timeout, &args.deadline, self.ret) {
-            (Some(_), _, _) => {
+        let timed = cut.map(|ret| match ret {
+            None => {
                 let timed = Ident::new("timed", self.return_span);
-                Some(code!(__retry_call.#timed(#scoped, #timer)))
+                code!(__retry_call.#timed(#scoped, #timer))
             }
-            (None, _, Some(ret)) if args.deadline.is_some() || args.policy.is_some() => {
-                Some(code! {
-                    __retry_call.cut(#scoped, #timer, #private::Probe::<#ret>::new().__retry_from_timeout())
-                })
-            }
-            _ => None,
-        };
+            Some(ret) => code! {
+                __retry_call.cut(#scoped, #timer, #private::Probe::<#ret>::new().__retry_from_timeout())
+            },
+        });
         // The deadline also ends the wait for a permit, where it can.
         let queued = self.queue_cut(args);
         match (&args.limit, timed, queued) {

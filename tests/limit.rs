@@ -408,3 +408,106 @@ async fn a_cut_attempt_is_dropped_before_its_permit_is_given_back() {
     assert_eq!(HELD_UNTIL_DROPPED.in_use(), 0);
     assert_eq!(HELD_UNTIL_DROPPED_AT_THE_DEADLINE.in_use(), 0);
 }
+
+// ---- threads and tasks sharing a limit, with their attempts cut ----
+
+static SHARED: ConcurrencyLimit = ConcurrencyLimit::new(3);
+static SHARED_RUNNING: AtomicUsize = AtomicUsize::new(0);
+static SHARED_PEAK: AtomicUsize = AtomicUsize::new(0);
+
+/// Counts an attempt as running from its start until it is dropped.
+struct Running;
+
+impl Running {
+    fn start() -> Running {
+        let now = SHARED_RUNNING.fetch_add(1, Ordering::SeqCst) + 1;
+        SHARED_PEAK.fetch_max(now, Ordering::SeqCst);
+        Running
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        SHARED_RUNNING.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// Milliseconds an attempt of call `seed` takes, 0 to 39, and whether it
+/// fails.
+fn shape(seed: usize, attempt: u32) -> (u64, bool) {
+    let n = seed * 7 + attempt as usize * 13;
+    ((n % 40) as u64, !n.is_multiple_of(3))
+}
+
+#[retry(max = 6, backoff = fixed(5ms), deadline = 150ms, limit = SHARED)]
+fn shared_by_threads(seed: usize) -> io::Result<()> {
+    let _running = Running::start();
+    let (millis, fails) = shape(seed, reattempt::attempt().unwrap().number());
+    std::thread::sleep(Duration::from_millis(millis));
+    if fails {
+        return Err(io::ErrorKind::ConnectionReset.into());
+    }
+    Ok(())
+}
+
+#[retry(max = 6, backoff = fixed(5ms), deadline = 150ms, attempt_timeout = 30ms, limit = SHARED)]
+async fn shared_by_tasks(seed: usize) -> io::Result<()> {
+    let _running = Running::start();
+    let (millis, fails) = shape(seed, reattempt::attempt().unwrap().number());
+    tokio::time::sleep(Duration::from_millis(millis)).await;
+    if fails {
+        return Err(io::ErrorKind::ConnectionReset.into());
+    }
+    Ok(())
+}
+
+#[test]
+fn threads_and_tasks_whose_attempts_are_cut_never_run_more_than_the_limit() {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let tasks: Vec<_> = (0..32)
+        .map(|task| {
+            runtime.spawn(async move {
+                for call in 0..5 {
+                    let _ = shared_by_tasks(task * 5 + call).await;
+                }
+            })
+        })
+        .collect();
+    let threads: Vec<_> = (0..8)
+        .map(|thread| {
+            std::thread::spawn(move || {
+                for call in 0..5 {
+                    let _ = shared_by_threads(1_000 + thread * 5 + call);
+                }
+            })
+        })
+        .collect();
+    for thread in threads {
+        thread.join().unwrap();
+    }
+    // Bounded: each call ends within its deadline and one attempt.
+    runtime.block_on(async {
+        tokio::time::timeout(Duration::from_secs(60), async {
+            for task in tasks {
+                task.await.unwrap();
+            }
+        })
+        .await
+        .expect("every task ends")
+    });
+    assert!(
+        SHARED_PEAK.load(Ordering::SeqCst) <= 3,
+        "{} attempts ran at once",
+        SHARED_PEAK.load(Ordering::SeqCst)
+    );
+    assert_eq!((SHARED.in_use(), SHARED.waiting()), (0, 0));
+    for (function, calls) in [("shared_by_threads", 40), ("shared_by_tasks", 160)] {
+        let stats = reattempt::stats::get(&format!("limit::{function}")).unwrap();
+        assert_eq!(stats.calls, calls, "{function}");
+        assert_eq!(stats.cancelled, 0, "{function}");
+    }
+}

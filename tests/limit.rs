@@ -511,3 +511,48 @@ fn threads_and_tasks_whose_attempts_are_cut_never_run_more_than_the_limit() {
         assert_eq!(stats.cancelled, 0, "{function}");
     }
 }
+
+static HELD_WHEN_CANCELLED: ConcurrencyLimit = ConcurrencyLimit::new(1);
+static HELD_WHEN_CANCELLED_WITH_TIMERS: ConcurrencyLimit = ConcurrencyLimit::new(1);
+static CANCELLED_IN_USE: AtomicUsize = AtomicUsize::new(usize::MAX);
+static CANCELLED_WITH_TIMERS_IN_USE: AtomicUsize = AtomicUsize::new(usize::MAX);
+
+#[retry(max = 2, limit = HELD_WHEN_CANCELLED)]
+async fn cancelled_holding_a_permit() -> io::Result<()> {
+    let _dropped = InUseWhenDropped(&HELD_WHEN_CANCELLED, &CANCELLED_IN_USE);
+    tokio::time::sleep(Duration::from_secs(10)).await;
+    Ok(())
+}
+
+#[retry(max = 2, deadline = 60s, attempt_timeout = 30s, limit = HELD_WHEN_CANCELLED_WITH_TIMERS)]
+async fn cancelled_holding_a_permit_with_timers() -> io::Result<()> {
+    let _dropped = InUseWhenDropped(
+        &HELD_WHEN_CANCELLED_WITH_TIMERS,
+        &CANCELLED_WITH_TIMERS_IN_USE,
+    );
+    tokio::time::sleep(Duration::from_secs(10)).await;
+    Ok(())
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_cancelled_call_drops_its_attempt_before_its_permit_is_given_back() {
+    let short = Duration::from_millis(10);
+    assert!(
+        tokio::time::timeout(short, cancelled_holding_a_permit())
+            .await
+            .is_err()
+    );
+    assert_eq!(CANCELLED_IN_USE.load(Ordering::SeqCst), 1, "a permit alone");
+    assert!(
+        tokio::time::timeout(short, cancelled_holding_a_permit_with_timers())
+            .await
+            .is_err()
+    );
+    assert_eq!(
+        CANCELLED_WITH_TIMERS_IN_USE.load(Ordering::SeqCst),
+        1,
+        "a permit and timers"
+    );
+    assert_eq!(HELD_WHEN_CANCELLED.in_use(), 0);
+    assert_eq!(HELD_WHEN_CANCELLED_WITH_TIMERS.in_use(), 0);
+}

@@ -620,7 +620,7 @@ impl<'p, B: Backoff, C: Clock, S: Slot> Call<'p, B, C, S> {
     /// An async attempt that holds a permit of the policy's concurrency
     /// limit while it runs, waiting for one first.
     #[inline]
-    pub fn limited<'c, F: Future + Unpin>(&'c self, attempt: F) -> Limited<'c, F> {
+    pub fn limited<'c, F: Future>(&'c self, attempt: F) -> Limited<'c, F> {
         Limited::new(self.policy.limit, attempt)
     }
 
@@ -636,17 +636,17 @@ impl<'p, B: Backoff, C: Clock, S: Slot> Call<'p, B, C, S> {
         from_timeout: Option<fn(AttemptTimeout) -> R>,
     ) -> R
     where
-        F: Future<Output = R> + Unpin,
+        F: Future<Output = R>,
         T: FnOnce(Duration) -> W,
         W: Future<Output = ()>,
     {
-        let mut limited = Limited::new(self.policy.limit, attempt);
+        let mut limited = pin!(Limited::new(self.policy.limit, attempt));
         let (Some(from_timeout), Some(left)) = (from_timeout, self.deadline_left()) else {
             return limited.await;
         };
         let mut timer = pin!(sleep(left));
         let finished = poll_fn(|cx| {
-            if let Poll::Ready(outcome) = Pin::new(&mut limited).poll(cx) {
+            if let Poll::Ready(outcome) = limited.as_mut().poll(cx) {
                 return Poll::Ready(Some(outcome));
             }
             if !limited.is_queued() {

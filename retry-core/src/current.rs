@@ -582,8 +582,11 @@ enum Gate<'c> {
 /// waiting for one first, and returns it as soon as it ends (or is dropped).
 #[derive(Debug)]
 pub struct Limited<'c, F> {
-    gate: Gate<'c>,
+    /// Declared first, so dropped first: an attempt dropped with its
+    /// wrapper (its call was cancelled) lets go of what it holds before the
+    /// permit passes on.
     future: F,
+    gate: Gate<'c>,
 }
 
 impl<'c, F> Limited<'c, F> {
@@ -604,34 +607,42 @@ impl<F> Limited<'_, F> {
     }
 }
 
-impl<F: Future + Unpin> Future for Limited<'_, F> {
+impl<F: Future> Future for Limited<'_, F> {
     type Output = F::Output;
 
-    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
-        let this = &mut *self;
-        if let Gate::Waiting(waiting) = &mut this.gate {
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
+        // SAFETY: `future` is pinned with `Limited` (structural pinning): it
+        // is never moved out of a pinned `Limited`, which has no `Drop` and
+        // is `Unpin` only when `F` is. `gate` is not pinned: it is replaced
+        // in place, and all its types are `Unpin`.
+        let (mut future, gate) = unsafe {
+            let this = self.get_unchecked_mut();
+            (Pin::new_unchecked(&mut this.future), &mut this.gate)
+        };
+        if let Gate::Waiting(waiting) = gate {
             if waiting.is_new() && holds(waiting.limit()) {
                 // Nested in an attempt that holds this limit: run under
                 // its permit, which is on the list already.
-                this.gate = Gate::Open;
+                *gate = Gate::Open;
             } else {
                 match Pin::new(waiting).poll(cx) {
-                    Poll::Ready(permit) => this.gate = Gate::Holding(permit),
+                    Poll::Ready(permit) => *gate = Gate::Holding(permit),
                     Poll::Pending => return Poll::Pending,
                 }
             }
         }
         // The attempt is polled in one place only: each would be a copy of
         // its code.
-        let held = match &this.gate {
+        let held = match &*gate {
             Gate::Holding(permit) => Some(Held::new(permit.limit())),
             Gate::Open | Gate::Waiting(_) => None,
         };
         let _pushed = held.as_ref().map(Held::push);
-        let poll = Pin::new(&mut this.future).poll(cx);
+        let poll = future.as_mut().poll(cx);
         if poll.is_ready() {
-            // The attempt is over: free the slot before the wait.
-            this.gate = Gate::Open;
+            // The attempt is over (an async body's locals are dropped as it
+            // returns): free the slot before the wait.
+            *gate = Gate::Open;
         }
         poll
     }

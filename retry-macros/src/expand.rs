@@ -38,7 +38,7 @@
 //! loop {
 //!     __retry_call.begin_attempt();
 //!     let __retry_delay = {
-//!         let __retry_out = __retry_call.scoped(pin!(attempt::<..>(async { body }))).await;
+//!         let __retry_out = __retry_call.scoped(attempt::<..>(async { body })).await;
 //!         match __retry_call.decide(..) {
 //!             Decision::Retry(delay) => delay,
 //!             _ => return __retry_out,
@@ -49,12 +49,12 @@
 //! ```
 //!
 //! So does a `LazyCall` with `sleep = ..`, whose waits are the user's
-//! futures (it holds its attempt by value: `scoped(..)`). A function whose
-//! loop runs something of the user's (a hook, say), holds a permit or cuts
-//! its attempts with a timer builds its call at once, with `Call::new`,
-//! which has the methods that loop calls, and pins each attempt in place
-//! (`scoped(pin!(..))`), so that the permit's and the timer's wrappers can
-//! hold it by reference.
+//! futures. A function whose loop runs something of the user's (a hook,
+//! say), holds a permit or cuts its attempts with a timer builds its call
+//! at once, with `Call::new`, which has the methods that loop calls. Each
+//! wrapper of an attempt (the frame's `scoped`, a timer, a permit) holds
+//! it by value, so that an attempt that is cut, or dropped with a
+//! cancelled call, is dropped before its permit passes on.
 //!
 //! A sync function runs its body as
 //! `__retry_call.scope(&__RETRY_POLICY, || -> Ret { body })`
@@ -163,7 +163,6 @@ pub fn expand(mut args: Args, function: Function) -> syn::Result<TokenStream> {
         ret: &ret,
         named,
         is_async,
-        lazy,
         waits_in_next,
         classify: classifier(&args, &private, error_span, external_api),
         policy: policy_ref,
@@ -268,9 +267,6 @@ struct Parts<'a> {
     /// and its value's judgement are probed by type, not in closures.
     named: bool,
     is_async: bool,
-    /// Whether an async function's call is a `LazyCall`, which holds the
-    /// attempt's future in the `Scoped` that polls it.
-    lazy: bool,
     /// Whether a `LazyCall` waits on tokio's timer (no `sleep = ..`): each
     /// attempt, made by `next`, then waits out its retry's delay first, and
     /// the loop has one await.
@@ -467,16 +463,13 @@ impl Parts<'_> {
             }
             _ => None,
         };
-        // A timer holds the attempt by value, so that an attempt it cuts is
-        // dropped as the timer returns, inside the permit that it holds. A
-        // permit alone needs it `Unpin`: pinned in place, and polled by
-        // reference.
+        // Each wrapper (a timer, a permit) holds the attempt by value, so
+        // that an attempt that is cut, or dropped with a cancelled call, is
+        // dropped inside the permit that it holds.
         let scoped = if self.waits_in_next {
             code!(__retry_call.next(#future))
-        } else if self.lazy || cut.is_some() {
-            code!(__retry_call.scoped(#future))
         } else {
-            code!(__retry_call.scoped(::core::pin::pin!(#future)))
+            code!(__retry_call.scoped(#future))
         };
         // Timers come from the function's sleeper, so that they work on
         // whatever executor runs it.
@@ -498,14 +491,12 @@ impl Parts<'_> {
         let queued = self.queue_cut(args);
         match (&args.limit, timed, queued) {
             (Some(_), Some(timed), Some(from_timeout)) => code! {
-                __retry_call.limited_within(::core::pin::pin!(#timed), #timer, #from_timeout) #wait
+                __retry_call.limited_within(#timed, #timer, #from_timeout) #wait
             },
             (Some(_), None, Some(from_timeout)) => code! {
                 __retry_call.limited_within(#scoped, #timer, #from_timeout) #wait
             },
-            (Some(_), Some(timed), None) => {
-                code!(__retry_call.limited(::core::pin::pin!(#timed)) #wait)
-            }
+            (Some(_), Some(timed), None) => code!(__retry_call.limited(#timed) #wait),
             (Some(_), None, None) => code!(__retry_call.limited(#scoped).await),
             (None, Some(timed), _) => code!(#timed #wait),
             (None, None, _) => code!(#scoped.await),

@@ -330,3 +330,49 @@ fn threads_failing_or_succeeding_at_once_change_the_breaker_once() {
         "(openings, closings) logged each round: {logged:?}"
     );
 }
+
+/// Opens at its first failure; one probe after a cool-down of 100 ms.
+static LOST_PROBE: RetryBreaker = RetryBreaker::new(
+    0.5,
+    1,
+    Duration::from_secs(600),
+    Duration::from_millis(100),
+    1,
+);
+
+static PROBE_HANGS: AtomicBool = AtomicBool::new(false);
+
+#[retry(max = 1, breaker = classic(LOST_PROBE))]
+async fn call_with_a_lost_probe() -> io::Result<()> {
+    if PROBE_HANGS.load(Ordering::SeqCst) {
+        std::future::pending::<()>().await;
+    }
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_classic_breaker_whose_probe_was_cancelled_probes_again_after_a_cool_down() {
+    LOST_PROBE.record(true);
+    assert!(LOST_PROBE.is_open());
+    let cool_down = Duration::from_millis(150);
+    tokio::time::sleep(cool_down).await;
+    // The probe's call is dropped by its caller: it never says how the
+    // backend did.
+    PROBE_HANGS.store(true, Ordering::SeqCst);
+    let cut = tokio::time::timeout(Duration::from_millis(10), call_with_a_lost_probe()).await;
+    assert!(cut.is_err(), "the probe was taken and hung");
+    PROBE_HANGS.store(false, Ordering::SeqCst);
+    assert!(
+        call_with_a_lost_probe()
+            .await
+            .unwrap_err()
+            .get_ref()
+            .is_some_and(|e| e.is::<reattempt::BreakerOpen>()),
+        "no second probe within the cool-down"
+    );
+    tokio::time::sleep(cool_down).await;
+    call_with_a_lost_probe()
+        .await
+        .expect("a new probe after another cool-down, where none would ever go again");
+    assert!(!LOST_PROBE.is_open(), "the probe's success closed it");
+}

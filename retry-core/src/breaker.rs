@@ -75,7 +75,8 @@ impl RetryBreaker {
     /// A breaker that opens when at least `threshold` (0.5 = half) of the
     /// attempts of the last `window`, `min_attempts` of them at least,
     /// failed; and lets `probes` retries through `cool_down` after it
-    /// opened. A threshold outside `(0, 1]` is clamped to it, a window under
+    /// opened, and `probes` more after each further `cool_down` in which
+    /// none reported (their calls were dropped). A threshold outside `(0, 1]` is clamped to it, a window under
     /// 10 ms read as 10 ms, and `probes` of 0 as 1.
     pub const fn new(
         threshold: f64,
@@ -216,20 +217,7 @@ impl RetryBreaker {
     pub fn allow_call(&self) -> bool {
         match self.state.load(Ordering::Relaxed) {
             CLOSED => true,
-            OPEN => {
-                if !self.cooled_down() {
-                    return false;
-                }
-                if self
-                    .state
-                    .compare_exchange(OPEN, PROBING, Ordering::AcqRel, Ordering::Relaxed)
-                    .is_ok()
-                {
-                    self.probes_left.store(self.probes, Ordering::Relaxed);
-                }
-                self.take_probe()
-            }
-            _ => self.take_probe(),
+            _ => self.take_probe() || self.new_round(),
         }
     }
 
@@ -238,6 +226,32 @@ impl RetryBreaker {
             .nanos()
             .saturating_sub(self.opened_at.load(Ordering::Relaxed));
         u128::from(since) >= self.cool_down.as_nanos()
+    }
+
+    /// Once a cool-down has passed since it opened, or since the last round
+    /// of probes began with none heard from (their calls were dropped, say):
+    /// a round of `probes`, taking one. Without the second, probes that never
+    /// report would keep a `classic(..)` breaker open for ever, since it lets
+    /// no other call through to report.
+    fn new_round(&self) -> bool {
+        let since = self.opened_at.load(Ordering::Relaxed);
+        let now = self.nanos();
+        if u128::from(now.saturating_sub(since)) < self.cool_down.as_nanos() {
+            return false;
+        }
+        // One thread begins the round; the others take its probes.
+        if self
+            .opened_at
+            .compare_exchange(since, now, Ordering::AcqRel, Ordering::Relaxed)
+            .is_ok()
+        {
+            self.probes_left.store(self.probes, Ordering::Relaxed);
+            // Open, or probing already; a breaker closed meanwhile stays so.
+            let _ = self
+                .state
+                .compare_exchange(OPEN, PROBING, Ordering::AcqRel, Ordering::Relaxed);
+        }
+        self.take_probe()
     }
 
     fn take_probe(&self) -> bool {

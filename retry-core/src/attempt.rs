@@ -609,8 +609,7 @@ impl<'p, B: Backoff, C: Clock, S: Slot> Call<'p, B, C, S> {
     }
 
     /// An async attempt that [`attempt()`](crate::attempt()) sees on every
-    /// poll: the attempt's future by value, or pinned by reference where a
-    /// wrapper needs it `Unpin`. It does not take a permit of the
+    /// poll, holding its future by value. It does not take a permit of the
     /// concurrency limit: wrap it in [`limited`](Self::limited) for that.
     #[inline]
     pub fn scoped<'c, F: Future>(&'c self, attempt: F) -> Scoped<'c, Self, F> {

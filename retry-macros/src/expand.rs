@@ -455,7 +455,9 @@ impl Parts<'_> {
         // moment the attempt runs, not from when it queued for a permit. A
         // deadline alone cuts the attempt when the outcome type can stand
         // for a timeout, and lets it run otherwise; so may a dynamic
-        // policy's deadline or timeout.
+        // policy's deadline or timeout. `Some(None)`: `attempt_timeout`,
+        // which needs the outcome to stand for a timeout; `Some(Some(ret))`:
+        // a deadline, which cuts only where `ret` can.
         let cut = match (&args.attempt_timeout, self.ret) {
             (Some(_), _) => Some(None),
             (None, Some(ret)) if args.deadline.is_some() || args.policy.is_some() => {
@@ -493,11 +495,9 @@ impl Parts<'_> {
             (Some(_), Some(timed), Some(from_timeout)) => code! {
                 __retry_call.limited_within(#timed, #timer, #from_timeout) #wait
             },
-            (Some(_), None, Some(from_timeout)) => code! {
-                __retry_call.limited_within(#scoped, #timer, #from_timeout) #wait
-            },
             (Some(_), Some(timed), None) => code!(__retry_call.limited(#timed) #wait),
-            (Some(_), None, None) => code!(__retry_call.limited(#scoped).await),
+            // Without a timer there is no deadline to end the wait.
+            (Some(_), None, _) => code!(__retry_call.limited(#scoped).await),
             (None, Some(timed), _) => code!(#timed #wait),
             (None, None, _) => code!(#scoped.await),
         }

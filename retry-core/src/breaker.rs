@@ -76,8 +76,9 @@ impl RetryBreaker {
     /// attempts of the last `window`, `min_attempts` of them at least,
     /// failed; and lets `probes` retries through `cool_down` after it
     /// opened, and `probes` more after each further `cool_down` in which
-    /// none reported (their calls were dropped). A threshold outside `(0, 1]` is clamped to it, a window under
-    /// 10 ms read as 10 ms, and `probes` of 0 as 1.
+    /// none reported (their calls were dropped). A threshold outside
+    /// `(0, 1]` is clamped to it, a window under 10 ms read as 10 ms, and
+    /// `probes` of 0 as 1.
     pub const fn new(
         threshold: f64,
         min_attempts: u64,

@@ -123,8 +123,8 @@ impl ConcurrencyLimit {
     }
 
     /// A permit, blocking the thread until one is free or `timeout` has
-    /// passed; `None` then, having left the queue (and passed on a permit
-    /// handed over in the meantime), as a dropped [`Acquire`] does.
+    /// passed; `None` then, having left the queue. A permit handed over
+    /// before it looks for the last time is taken, never lost.
     pub(crate) fn acquire_blocking_within(&self, timeout: Duration) -> Option<Permit<'_>> {
         let mut state = self.lock();
         if state.in_use < self.max && state.queue.is_empty() {

@@ -376,3 +376,27 @@ async fn a_classic_breaker_whose_probe_was_cancelled_probes_again_after_a_cool_d
         .expect("a new probe after another cool-down, where none would ever go again");
     assert!(!LOST_PROBE.is_open(), "the probe's success closed it");
 }
+
+/// Opened by hand in the test below.
+static REFUSING_WITH_A_BUDGET: RetryBreaker =
+    RetryBreaker::new(0.5, 1, Duration::from_secs(10), Duration::from_secs(600), 1);
+
+/// A token per first attempt, none in reserve.
+static TOKENS: reattempt::RetryBudget =
+    reattempt::RetryBudget::new(1.0, 0, Duration::from_secs(600));
+
+#[retry(max = 3, backoff = none, breaker = classic(REFUSING_WITH_A_BUDGET), budget = TOKENS)]
+fn call_refusing_with_a_budget() -> io::Result<()> {
+    Ok(())
+}
+
+#[test]
+fn a_refused_call_deposits_nothing_in_the_retry_budget() {
+    REFUSING_WITH_A_BUDGET.record(true);
+    for _ in 0..10 {
+        assert!(is_refusal(&call_refusing_with_a_budget()));
+    }
+    // No first attempt went out: once the backend answers again, its
+    // retries are not paid for by calls that never reached it.
+    assert_eq!(TOKENS.available(), 0.0);
+}

@@ -512,6 +512,10 @@ impl<'p, B: Backoff, C: Clock, S: Slot> Call<'p, B, C, S> {
         A: Fn(FieldVisitor<'_>),
     {
         self.frame.number = 0;
+        // The call counted as a first attempt as it started; none went out.
+        if let Some(budget) = self.policy.budget {
+            budget.take_back_deposit();
+        }
         let class = Classification::transient()
             .with_code("breaker_open")
             .not_applied();

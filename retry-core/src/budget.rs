@@ -162,6 +162,19 @@ impl RetryBudget {
         }
     }
 
+    /// Takes back the deposit of a call that made no first attempt after
+    /// all: a `classic(..)` breaker refused it.
+    pub(crate) fn take_back_deposit(&self) {
+        let now = self.now();
+        self.slot(now)
+            .balance
+            .fetch_sub(self.deposit, Ordering::Relaxed);
+        #[cfg(feature = "redis-fleet")]
+        if let Some(fleet) = self.shared.get() {
+            fleet.deposit(-self.deposit, now);
+        }
+    }
+
     /// The same budget, where a retry after a transient failure costs
     /// `transient` tokens and one after a rate-limited failure costs
     /// `rate_limited` (both 1 by default; a cost below 0.001 is read as

@@ -268,7 +268,9 @@ async fn without_a_timeout_error_a_retry_waits_for_its_permit_past_the_deadline(
 
 static HELD_BEFORE_THE_CALL: ConcurrencyLimit = ConcurrencyLimit::new(1);
 
-#[retry(max = 5, backoff = fixed(20ms), deadline = 300ms, limit = HELD_BEFORE_THE_CALL)]
+static FIRST_IN_LINE_TOKENS: RetryBudget = RetryBudget::new(1.0, 0, Duration::from_secs(600));
+
+#[retry(max = 5, backoff = fixed(20ms), deadline = 300ms, limit = HELD_BEFORE_THE_CALL, budget = FIRST_IN_LINE_TOKENS)]
 async fn first_in_line_behind_a_slow_holder(attempts: &AtomicUsize) -> io::Result<()> {
     attempts.fetch_add(1, Ordering::SeqCst);
     Ok(())
@@ -291,6 +293,11 @@ async fn a_first_attempt_queued_for_a_permit_ends_at_the_deadline_without_runnin
     assert_eq!(started.elapsed(), Duration::from_millis(300));
     holder.await.unwrap();
     assert_eq!(HELD_BEFORE_THE_CALL.in_use(), 0);
+    assert_eq!(
+        FIRST_IN_LINE_TOKENS.available(),
+        0.0,
+        "no first attempt went out to pay for retries"
+    );
 }
 
 static HELD_BEFORE_A_CONFIGURED_CALL: ConcurrencyLimit = ConcurrencyLimit::new(1);

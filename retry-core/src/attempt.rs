@@ -171,10 +171,16 @@ impl<B, C: Clock, S> Call<'_, B, C, S> {
     }
 
     /// The deadline came while the attempt waited for its permit: it will
-    /// never run, and the retry it was gives its token back.
+    /// never run. A retry gives its token back; a first attempt takes back
+    /// its deposit.
     #[cold]
     fn never_ran(&self) {
         self.timed_out.store(NEVER_RAN, Ordering::Relaxed);
+        if self.frame.number <= 1
+            && let Some(budget) = self.policy.budget
+        {
+            budget.take_back_deposit();
+        }
         self.refund_pending_retry();
     }
 

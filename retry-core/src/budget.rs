@@ -163,7 +163,8 @@ impl RetryBudget {
     }
 
     /// Takes back the deposit of a call that made no first attempt after
-    /// all: a `classic(..)` breaker refused it.
+    /// all: a `classic(..)` breaker refused it, or the deadline came while
+    /// it waited for its permit of a concurrency limit.
     pub(crate) fn take_back_deposit(&self) {
         let now = self.now();
         self.slot(now)

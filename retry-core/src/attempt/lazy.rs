@@ -25,13 +25,14 @@ use crate::spans;
 use crate::stats::Site;
 
 /// An async call that builds its [`Call`] only when its first attempt
-/// fails (or from the start, when a subscriber may want its spans). The expansion makes one for an
-/// `async fn` whose loop holds nothing of the user's (no hook, `if_result`,
-/// `on = |e| ..` closure, `fields(..)`, `limit`, `classic` breaker,
-/// `attempt_timeout` or `deadline`); it has the methods of a [`Call`] that
-/// such a loop calls, and, where the loop waits on tokio's timer, [`next`]
-/// and [`retries`], whose attempts wait out their retry's delay before
-/// they run.
+/// fails (or from the start, when a subscriber may want its spans). The
+/// expansion makes one for an `async fn` whose loop holds nothing of the
+/// user's (no hook, `if_result`, `on = |e| ..` closure, `fields(..)`,
+/// `limit`, `classic` breaker, `attempt_timeout`, `deadline` or `policy`,
+/// which may set either); it has the methods of a [`Call`] that such a
+/// loop calls, and, where the loop waits on tokio's timer, [`next`] and
+/// [`retries`], whose attempts wait out their retry's delay before they
+/// run.
 ///
 /// [`next`]: LazyCall::next
 /// [`retries`]: LazyCall::retries

@@ -266,6 +266,27 @@ async fn without_a_timeout_error_a_retry_waits_for_its_permit_past_the_deadline(
     assert_eq!(started.elapsed(), HELD);
 }
 
+/// Makes a call of `call` while a task holds the only permit of `limit`
+/// for `HELD`: the call's error, how many attempts its body started, and
+/// how long it took.
+async fn behind_a_holder(
+    limit: &'static ConcurrencyLimit,
+    call: impl AsyncFnOnce(&AtomicUsize) -> io::Result<()>,
+) -> (io::Error, usize, Duration) {
+    let held = limit.acquire().await;
+    let holder = tokio::spawn(async move {
+        tokio::time::sleep(HELD).await;
+        drop(held);
+    });
+    let attempts = AtomicUsize::new(0);
+    let started = tokio::time::Instant::now();
+    let error = call(&attempts).await.unwrap_err();
+    let took = started.elapsed();
+    holder.await.unwrap();
+    assert_eq!(limit.in_use(), 0);
+    (error, attempts.load(Ordering::SeqCst), took)
+}
+
 static HELD_BEFORE_THE_CALL: ConcurrencyLimit = ConcurrencyLimit::new(1);
 
 static FIRST_IN_LINE_TOKENS: RetryBudget = RetryBudget::new(1.0, 0, Duration::from_secs(600));
@@ -278,21 +299,11 @@ async fn first_in_line_behind_a_slow_holder(attempts: &AtomicUsize) -> io::Resul
 
 #[tokio::test(start_paused = true)]
 async fn a_first_attempt_queued_for_a_permit_ends_at_the_deadline_without_running() {
-    let held = HELD_BEFORE_THE_CALL.acquire().await;
-    let holder = tokio::spawn(async move {
-        tokio::time::sleep(HELD).await;
-        drop(held);
-    });
-    let attempts = AtomicUsize::new(0);
-    let started = tokio::time::Instant::now();
-    let error = first_in_line_behind_a_slow_holder(&attempts)
-        .await
-        .unwrap_err();
-    assert_eq!(attempts.load(Ordering::SeqCst), 0);
+    let (error, attempts, took) =
+        behind_a_holder(&HELD_BEFORE_THE_CALL, first_in_line_behind_a_slow_holder).await;
+    assert_eq!(attempts, 0);
     assert!(timed_out(&error), "{error:?}");
-    assert_eq!(started.elapsed(), Duration::from_millis(300));
-    holder.await.unwrap();
-    assert_eq!(HELD_BEFORE_THE_CALL.in_use(), 0);
+    assert_eq!(took, Duration::from_millis(300));
     assert_eq!(
         FIRST_IN_LINE_TOKENS.available(),
         0.0,
@@ -310,20 +321,14 @@ async fn configured_behind_a_slow_holder(attempts: &AtomicUsize) -> io::Result<(
 
 #[tokio::test(start_paused = true)]
 async fn a_configured_deadline_ends_the_wait_for_a_permit_too() {
-    let held = HELD_BEFORE_A_CONFIGURED_CALL.acquire().await;
-    let holder = tokio::spawn(async move {
-        tokio::time::sleep(HELD).await;
-        drop(held);
-    });
-    let attempts = AtomicUsize::new(0);
-    let started = tokio::time::Instant::now();
-    let error = configured_behind_a_slow_holder(&attempts)
-        .await
-        .unwrap_err();
-    assert_eq!(attempts.load(Ordering::SeqCst), 0);
+    let (error, attempts, took) = behind_a_holder(
+        &HELD_BEFORE_A_CONFIGURED_CALL,
+        configured_behind_a_slow_holder,
+    )
+    .await;
+    assert_eq!(attempts, 0);
     assert!(timed_out(&error), "{error:?}");
-    assert_eq!(started.elapsed(), Duration::from_millis(300));
-    holder.await.unwrap();
+    assert_eq!(took, Duration::from_millis(300));
 }
 
 static HELD_BEFORE_A_PAYMENT: ConcurrencyLimit = ConcurrencyLimit::new(1);
@@ -345,14 +350,9 @@ async fn payment_behind_a_slow_holder(attempts: &AtomicUsize) -> io::Result<()> 
 
 #[tokio::test(start_paused = true)]
 async fn an_attempt_that_never_got_its_permit_did_not_take_effect() {
-    let held = HELD_BEFORE_A_PAYMENT.acquire().await;
-    let holder = tokio::spawn(async move {
-        tokio::time::sleep(HELD).await;
-        drop(held);
-    });
-    let attempts = AtomicUsize::new(0);
-    payment_behind_a_slow_holder(&attempts).await.unwrap_err();
-    assert_eq!(attempts.load(Ordering::SeqCst), 0);
+    let (_, attempts, _) =
+        behind_a_holder(&HELD_BEFORE_A_PAYMENT, payment_behind_a_slow_holder).await;
+    assert_eq!(attempts, 0);
     let stats = reattempt::stats::get("limit::payment_behind_a_slow_holder").unwrap();
     assert_eq!(
         (stats.give_ups.deadline, stats.give_ups.maybe_applied),
@@ -363,7 +363,6 @@ async fn an_attempt_that_never_got_its_permit_did_not_take_effect() {
         !TOUCHY.is_open(),
         "the breaker counts attempts that reached the backend"
     );
-    holder.await.unwrap();
 }
 
 // ---- a cut attempt and its permit ----

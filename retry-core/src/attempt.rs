@@ -253,6 +253,25 @@ fn timeout_class(cut: u8) -> Classification {
     }
 }
 
+/// The outcome of `attempt`, or `None` if `timer` fires first; the timer is
+/// polled only while `timed` says that it runs.
+async fn first_of<F: Future, W: Future<Output = ()>>(
+    mut attempt: Pin<&mut F>,
+    mut timer: Pin<&mut W>,
+    timed: impl Fn(&F) -> bool,
+) -> Option<F::Output> {
+    poll_fn(|cx| {
+        if let Poll::Ready(outcome) = attempt.as_mut().poll(cx) {
+            return Poll::Ready(Some(outcome));
+        }
+        if !timed(&attempt) {
+            return Poll::Pending;
+        }
+        timer.as_mut().poll(cx).map(|()| None)
+    })
+    .await
+}
+
 /// Whether `class` is that of an attempt that never ran.
 fn never_ran(class: &Classification) -> bool {
     class.applied() == crate::class::Applied::No && class.code() == Some(LIMIT_QUEUE_TIMEOUT)
@@ -649,22 +668,11 @@ impl<'p, B: Backoff, C: Clock, S: Slot> Call<'p, B, C, S> {
         T: FnOnce(Duration) -> W,
         W: Future<Output = ()>,
     {
-        let mut limited = pin!(Limited::new(self.policy.limit, attempt));
+        let limited = pin!(Limited::new(self.policy.limit, attempt));
         let (Some(from_timeout), Some(left)) = (from_timeout, self.deadline_left()) else {
             return limited.await;
         };
-        let mut timer = pin!(sleep(left));
-        let finished = poll_fn(|cx| {
-            if let Poll::Ready(outcome) = limited.as_mut().poll(cx) {
-                return Poll::Ready(Some(outcome));
-            }
-            if !limited.is_queued() {
-                return Poll::Pending;
-            }
-            timer.as_mut().poll(cx).map(|()| None)
-        })
-        .await;
-        match finished {
+        match first_of(limited, pin!(sleep(left)), Limited::is_queued).await {
             Some(outcome) => outcome,
             None => {
                 self.never_ran();
@@ -704,16 +712,7 @@ impl<'p, B: Backoff, C: Clock, S: Slot> Call<'p, B, C, S> {
         let (Some(from_timeout), Some(limit)) = (from_timeout, self.attempt_limit()) else {
             return attempt.await;
         };
-        let mut attempt = pin!(attempt);
-        let mut timer = pin!(sleep(limit));
-        let finished = poll_fn(|cx| {
-            if let Poll::Ready(outcome) = attempt.as_mut().poll(cx) {
-                return Poll::Ready(Some(outcome));
-            }
-            timer.as_mut().poll(cx).map(|()| None)
-        })
-        .await;
-        match finished {
+        match first_of(pin!(attempt), pin!(sleep(limit)), |_| true).await {
             Some(outcome) => outcome,
             None => {
                 self.timed_out.store(TIMED_OUT, Ordering::Relaxed);

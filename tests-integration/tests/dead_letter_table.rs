@@ -313,3 +313,51 @@ fn four_processes_setting_up_one_new_table_all_succeed() {
         assert!(stored(&url, &table).is_empty());
     }
 }
+
+static HOSTILE: OnceLock<PostgresTable> = OnceLock::new();
+
+/// An error whose text, and an argument whose value, hold a NUL byte,
+/// which PostgreSQL's `text` and `jsonb` refuse.
+#[retry(max = 1, dead_letter = HOSTILE, fields(name))]
+async fn with_a_nul_byte(name: &str) -> io::Result<()> {
+    Err(io::Error::new(
+        io::ErrorKind::PermissionDenied,
+        format!("no access to {name}"),
+    ))
+}
+
+#[test]
+fn a_record_holding_nul_bytes_is_stored_with_them_escaped() {
+    let Some(url) = common::server_url(URL) else {
+        return;
+    };
+    let table = format!("reattempt_nul_{}", common::unique());
+    let (events, _) = logs::capture_logs(|| {
+        runtime().block_on(async {
+            let sink = PostgresTable::connect(pool(&url).await, &table)
+                .await
+                .unwrap();
+            let sink = HOSTILE.get_or_init(|| sink);
+            with_a_nul_byte("a\0b").await.unwrap_err();
+            sink.flush().await;
+        });
+    });
+    assert!(
+        !events.iter().any(|e| e["fields"]["message"] == UNSTORED),
+        "refused by the database: {events:?}"
+    );
+    let (error, name): (String, String) = runtime().block_on(async {
+        let pool = pool(&url).await;
+        let row = sqlx::query_as(&format!("SELECT error, fields->>'name' FROM {table}"))
+            .fetch_one(&pool)
+            .await
+            .unwrap();
+        sqlx::query(&format!("DROP TABLE {table}"))
+            .execute(&pool)
+            .await
+            .unwrap();
+        row
+    });
+    assert_eq!(error, "no access to a\\0b");
+    assert_eq!(name, "a\\0b");
+}

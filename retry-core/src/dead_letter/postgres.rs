@@ -12,7 +12,8 @@ use crate::class::Class;
 use crate::classify::Classified;
 
 /// A PostgreSQL table of dead letters, created if missing, with one row
-/// per record (`fields` and `history` as `jsonb`).
+/// per record (`fields` and `history` as `jsonb`). A NUL character, which
+/// PostgreSQL's text cannot hold, is stored as `\0`.
 ///
 /// Records are written by a task of their own, so a failing call does not
 /// wait for the database: call [`flush`](Self::flush) before shutting down
@@ -214,6 +215,34 @@ impl Drop for Writer {
     }
 }
 
+/// The record with each NUL character of its text written as `\0`:
+/// PostgreSQL's `text` and `jsonb` hold none, and would refuse the record.
+fn escape_nul(record: &Record) -> std::borrow::Cow<'_, Record> {
+    let has_nul = |text: &str| text.contains('\0');
+    let code_has_nul = |code: &Option<String>| code.as_deref().is_some_and(has_nul);
+    if !has_nul(&record.error)
+        && !code_has_nul(&record.code)
+        && !record.fields.iter().any(|(_, value)| has_nul(value))
+        && !record
+            .history
+            .iter()
+            .any(|attempt| code_has_nul(&attempt.code))
+    {
+        return std::borrow::Cow::Borrowed(record);
+    }
+    let escape = |text: &mut String| *text = text.replace('\0', "\\0");
+    let mut clean = record.clone();
+    escape(&mut clean.error);
+    let codes = clean.history.iter_mut().map(|attempt| &mut attempt.code);
+    for code in codes.chain([&mut clean.code]).flatten() {
+        escape(code);
+    }
+    for (_, value) in &mut clean.fields {
+        escape(value);
+    }
+    std::borrow::Cow::Owned(clean)
+}
+
 async fn write(pool: PgPool, table: String, mut writer: Writer) {
     let insert = format!(
         "INSERT INTO {table} (function, reason, class, code, error, attempts, \
@@ -238,6 +267,7 @@ async fn write(pool: PgPool, table: String, mut writer: Writer) {
             continue;
         }
         let record = &**writer.current.insert(record);
+        let record = &*escape_nul(record);
         let stored = ::sqlx::query(&insert)
             .bind(record.function)
             .bind(record.reason.as_str())

@@ -474,3 +474,58 @@ async fn dropping_the_future_while_it_waits_or_runs_ends_the_call() {
     assert!(cancelled.is_err());
     assert!(dropped.load(Ordering::SeqCst));
 }
+
+// ---- each wrapper holds the attempt once ----
+
+/// An attempt's future that holds `N` bytes across its await.
+async fn holding<const N: usize>() -> io::Result<u8> {
+    let bytes = [1u8; N];
+    tokio::task::yield_now().await;
+    Ok(bytes[N - 1])
+}
+
+static SIZED: reattempt::ConcurrencyLimit = reattempt::ConcurrencyLimit::new(1);
+
+/// For each set of arguments, a function whose attempt holds 8 bytes and
+/// one whose attempt holds 4,104: the size of their futures, in that order.
+macro_rules! sizes {
+    ($($name:ident: #[retry($($arg:tt)*)];)*) => {
+        [$({
+            mod $name {
+                use super::*;
+                #[retry($($arg)*)]
+                pub async fn small() -> io::Result<u8> {
+                    holding::<8>().await
+                }
+                #[retry($($arg)*)]
+                pub async fn big() -> io::Result<u8> {
+                    holding::<4_104>().await
+                }
+            }
+            (stringify!($name), size_of_val(&$name::small()), size_of_val(&$name::big()))
+        },)*]
+    };
+}
+
+#[test]
+fn every_wrapper_of_an_attempt_holds_its_future_once() {
+    let grown = size_of_val(&holding::<4_104>()) - size_of_val(&holding::<8>());
+    let shapes = sizes! {
+        lazy: #[retry(max = 3)];
+        hooked: #[retry(max = 3, on_retry = |_| {})];
+        limited: #[retry(max = 3, limit = SIZED)];
+        bounded: #[retry(max = 3, deadline = 1s)];
+        timed: #[retry(max = 3, attempt_timeout = 1s)];
+        configured: #[retry(max = 3, policy = reattempt::dynamic::DynamicPolicy::new())];
+        everything: #[retry(max = 3, limit = SIZED, deadline = 1s, attempt_timeout = 1s, on_retry = |_| {})];
+    };
+    for (shape, small, big) in shapes {
+        // At most by as much (the small attempt may share its room with
+        // other state), where a wrapper holding it twice grows twice as much.
+        assert!(
+            big - small <= grown,
+            "{shape}: a future of {small} bytes grew by {} for an attempt {grown} bytes larger",
+            big - small
+        );
+    }
+}

@@ -652,31 +652,41 @@ impl<'p, B: Backoff, C: Clock, S: Slot> Call<'p, B, C, S> {
         Limited::new(self.policy.limit, attempt)
     }
 
-    /// [`limited`](Self::limited) for a call with a deadline: the wait for
-    /// the permit ends at the deadline when `from_timeout` can make an
+    /// A [`limited`](Self::limited) attempt of a call with a deadline: the
+    /// wait for the permit ends at the deadline when `from_timeout` can make an
     /// outcome of a timeout, and the attempt does not run; its outcome is
     /// the timeout, as if it had run past the deadline. Once the attempt
     /// holds its permit, its own timer ([`cut`](Self::cut)) bounds it.
-    pub async fn limited_within<R, F, T, W>(
-        &self,
-        attempt: F,
+    #[allow(
+        clippy::manual_async_fn,
+        reason = "an async fn would hold the attempt twice"
+    )]
+    pub fn limited_within<'c, R, F, T, W>(
+        &'c self,
+        mut limited: Limited<'c, F>,
         sleep: T,
         from_timeout: Option<fn(AttemptTimeout) -> R>,
-    ) -> R
+    ) -> impl Future<Output = R> + 'c
     where
-        F: Future<Output = R>,
-        T: FnOnce(Duration) -> W,
+        F: Future<Output = R> + 'c,
+        T: FnOnce(Duration) -> W + 'c,
         W: Future<Output = ()>,
+        R: 'c,
     {
-        let limited = pin!(Limited::new(self.policy.limit, attempt));
-        let (Some(from_timeout), Some(left)) = (from_timeout, self.deadline_left()) else {
-            return limited.await;
-        };
-        match first_of(limited, pin!(sleep(left)), Limited::is_queued).await {
-            Some(outcome) => outcome,
-            None => {
-                self.never_ran();
-                from_timeout(AttemptTimeout::new(left))
+        // An async block that owns its captures, not an `async fn`, whose
+        // arguments would take their room twice (see `cut`).
+        async move {
+            // SAFETY: as in `cut`.
+            let limited = unsafe { Pin::new_unchecked(&mut limited) };
+            let (Some(from_timeout), Some(left)) = (from_timeout, self.deadline_left()) else {
+                return limited.await;
+            };
+            match first_of(limited, pin!(sleep(left)), Limited::is_queued).await {
+                Some(outcome) => outcome,
+                None => {
+                    self.never_ran();
+                    from_timeout(AttemptTimeout::new(left))
+                }
             }
         }
     }
@@ -686,37 +696,53 @@ impl<'p, B: Backoff, C: Clock, S: Slot> Call<'p, B, C, S> {
     /// function's sleeper, so that it works on any executor); an attempt
     /// still running then is dropped and returns
     /// [`AttemptTimeout`](crate::AttemptTimeout).
-    pub async fn timed<R, F, T, W>(&self, attempt: F, sleep: T) -> R
+    pub fn timed<'c, R, F, T, W>(&'c self, attempt: F, sleep: T) -> impl Future<Output = R> + 'c
     where
-        R: FromTimeout,
-        F: Future<Output = R>,
-        T: FnOnce(Duration) -> W,
+        R: FromTimeout + 'c,
+        F: Future<Output = R> + 'c,
+        T: FnOnce(Duration) -> W + 'c,
         W: Future<Output = ()>,
     {
-        self.cut(attempt, sleep, Some(R::from_timeout)).await
+        // `cut`'s future itself: awaited in an async fn of its own, the
+        // attempt would be held twice.
+        self.cut(attempt, sleep, Some(R::from_timeout))
     }
 
     /// [`timed`](Self::timed) when `from_timeout` can make an outcome of a
     /// timeout; otherwise the attempt runs to its end.
-    pub async fn cut<R, F, T, W>(
-        &self,
-        attempt: F,
+    #[allow(
+        clippy::manual_async_fn,
+        reason = "an async fn would hold the attempt twice"
+    )]
+    pub fn cut<'c, R, F, T, W>(
+        &'c self,
+        mut attempt: F,
         sleep: T,
         from_timeout: Option<fn(AttemptTimeout) -> R>,
-    ) -> R
+    ) -> impl Future<Output = R> + 'c
     where
-        F: Future<Output = R>,
-        T: FnOnce(Duration) -> W,
+        F: Future<Output = R> + 'c,
+        T: FnOnce(Duration) -> W + 'c,
         W: Future<Output = ()>,
+        R: 'c,
     {
-        let (Some(from_timeout), Some(limit)) = (from_timeout, self.attempt_limit()) else {
-            return attempt.await;
-        };
-        match first_of(pin!(attempt), pin!(sleep(limit)), |_| true).await {
-            Some(outcome) => outcome,
-            None => {
-                self.timed_out.store(TIMED_OUT, Ordering::Relaxed);
-                from_timeout(AttemptTimeout::new(limit))
+        // An async block that owns its captures: an `async fn` moves its
+        // arguments into locals of its body, and the attempt would take its
+        // room in the future twice.
+        async move {
+            // Pinned where it is, as `tokio::pin!` pins, not moved again.
+            // SAFETY: `attempt` lives in this future's own state, which is
+            // pinned, and is shadowed here, so it is never moved again.
+            let attempt = unsafe { Pin::new_unchecked(&mut attempt) };
+            let (Some(from_timeout), Some(limit)) = (from_timeout, self.attempt_limit()) else {
+                return attempt.await;
+            };
+            match first_of(attempt, pin!(sleep(limit)), |_| true).await {
+                Some(outcome) => outcome,
+                None => {
+                    self.timed_out.store(TIMED_OUT, Ordering::Relaxed);
+                    from_timeout(AttemptTimeout::new(limit))
+                }
             }
         }
     }

@@ -493,7 +493,7 @@ impl Parts<'_> {
         let queued = self.queue_cut(args);
         match (&args.limit, timed, queued) {
             (Some(_), Some(timed), Some(from_timeout)) => code! {
-                __retry_call.limited_within(#timed, #timer, #from_timeout) #wait
+                __retry_call.limited_within(__retry_call.limited(#timed), #timer, #from_timeout) #wait
             },
             (Some(_), Some(timed), None) => code!(__retry_call.limited(#timed) #wait),
             // Without a timer there is no deadline to end the wait.

@@ -529,3 +529,33 @@ fn every_wrapper_of_an_attempt_holds_its_future_once() {
         );
     }
 }
+
+/// A sleeper whose waits of a second overrun by two, as a late timer on a
+/// loaded machine does.
+fn overrunning(delay: Duration) -> tokio::time::Sleep {
+    tokio::time::sleep(if delay == secs(1) { delay * 3 } else { delay })
+}
+
+#[retry(max = 3, backoff = fixed(1s), deadline = 2s, sleep = overrunning)]
+async fn after_an_overrunning_wait(flaky: &Flaky) -> io::Result<u32> {
+    flaky.hit()
+}
+
+#[tokio::test(start_paused = true)]
+async fn no_attempt_starts_past_the_deadline_after_a_wait_that_overran() {
+    let flaky = Flaky::always(ErrorKind::TimedOut);
+    let started = Instant::now();
+    let error = after_an_overrunning_wait(&flaky).await.unwrap_err();
+    // The wait from 0 s was to end at 1 s, before the deadline; it ended at
+    // 3 s, past it.
+    assert_eq!(started.elapsed(), secs(3));
+    assert_eq!(flaky.calls(), 1, "the attempt at 3 s did not start");
+    assert!(
+        error
+            .get_ref()
+            .is_some_and(|inner| inner.is::<reattempt::AttemptTimeout>()),
+        "{error:?}"
+    );
+    let stats = reattempt::stats::get("async_fn::after_an_overrunning_wait").unwrap();
+    assert_eq!((stats.give_ups.deadline, stats.attempts), (1, 1));
+}

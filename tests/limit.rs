@@ -165,7 +165,7 @@ fn a_sync_retry_queued_for_a_permit_ends_at_the_deadline_without_running() {
         .collect();
     assert_eq!(giving_up.len(), 1, "{events:?}");
     assert_eq!(giving_up[0]["fields"]["reason"], "deadline");
-    assert_eq!(giving_up[0]["fields"]["code"], "limit_queue_timeout");
+    assert_eq!(giving_up[0]["fields"]["code"], "not_started");
     assert_eq!(
         attempts.load(Ordering::SeqCst),
         1,

@@ -170,9 +170,9 @@ impl<B, C: Clock, S> Call<'_, B, C, S> {
         }
     }
 
-    /// The deadline came while the attempt waited for its permit: it will
-    /// never run. A retry gives its token back; a first attempt takes back
-    /// its deposit.
+    /// The deadline came before the attempt started (while it waited for
+    /// its permit, or during a wait that overran): it will never run. A
+    /// retry gives its token back; a first attempt takes back its deposit.
     #[cold]
     fn never_ran(&self) {
         self.timed_out.store(NEVER_RAN, Ordering::Relaxed);
@@ -231,13 +231,13 @@ impl<B, C: Clock, S> Call<'_, B, C, S> {
 const RAN: u8 = 0;
 /// [`Call::timed_out`]: the last attempt ran past its time and was dropped.
 const TIMED_OUT: u8 = 1;
-/// [`Call::timed_out`]: the deadline came while the last attempt waited for
-/// its permit of a concurrency limit; it never ran.
+/// [`Call::timed_out`]: the deadline came before the last attempt started
+/// (while it waited for its permit of a concurrency limit, or during a wait
+/// before it that overran); it never ran.
 const NEVER_RAN: u8 = 2;
 
-/// The code of an attempt that never ran: the deadline came while it
-/// waited for its permit.
-const LIMIT_QUEUE_TIMEOUT: &str = "limit_queue_timeout";
+/// The code of an attempt that never ran: the deadline came first.
+const NOT_STARTED: &str = "not_started";
 
 /// The classification of an attempt a timer cut: [`TIMED_OUT`] or
 /// [`NEVER_RAN`].
@@ -247,7 +247,7 @@ fn timeout_class(cut: u8) -> Classification {
     let class = Classification::transient();
     if cut == NEVER_RAN {
         // It never ran, so it cannot have taken effect.
-        class.with_code(LIMIT_QUEUE_TIMEOUT).not_applied()
+        class.with_code(NOT_STARTED).not_applied()
     } else {
         class.with_code("attempt_timeout")
     }
@@ -274,7 +274,7 @@ async fn first_of<F: Future, W: Future<Output = ()>>(
 
 /// Whether `class` is that of an attempt that never ran.
 fn never_ran(class: &Classification) -> bool {
-    class.applied() == crate::class::Applied::No && class.code() == Some(LIMIT_QUEUE_TIMEOUT)
+    class.applied() == crate::class::Applied::No && class.code() == Some(NOT_STARTED)
 }
 
 /// No retry is pending.
@@ -737,6 +737,12 @@ impl<'p, B: Backoff, C: Clock, S: Slot> Call<'p, B, C, S> {
             let (Some(from_timeout), Some(limit)) = (from_timeout, self.attempt_limit()) else {
                 return attempt.await;
             };
+            // No time left: the deadline passed while the wait before this
+            // attempt overran (a timer that fired late). It does not start.
+            if limit.is_zero() {
+                self.never_ran();
+                return from_timeout(AttemptTimeout::new(limit));
+            }
             match first_of(attempt, pin!(sleep(limit)), |_| true).await {
                 Some(outcome) => outcome,
                 None => {

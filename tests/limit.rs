@@ -2,8 +2,9 @@
 //! an attempt that holds a permit of the same limit runs under it instead
 //! of waiting for a second one (which, with the limit full of such outer
 //! calls, would never come); `attempt_timeout` counts from the moment an
-//! attempt holds its permit; and the deadline ends the wait for one where
-//! the error type can stand for a timeout.
+//! attempt holds its permit; the deadline ends the wait for one where the
+//! error type can stand for a timeout; and an attempt that is cut, or
+//! dropped with its call, is dropped before its permit passes on.
 
 mod common;
 
@@ -129,12 +130,12 @@ fn timed_out(error: &io::Error) -> bool {
         .is_some_and(|inner| inner.is::<reattempt::AttemptTimeout>())
 }
 
-/// Fails, and at its first attempt makes a thread queue for the permit
-/// this attempt holds, to keep it for `HELD`.
 /// A token for each first attempt, none in reserve: a retry's is the one
 /// its first attempt deposited.
 static SYNC_TOKENS: RetryBudget = RetryBudget::new(1.0, 0, Duration::from_secs(600));
 
+/// Fails, and at its first attempt makes a thread queue for the permit
+/// this attempt holds, to keep it for `HELD`.
 #[retry(max = 5, backoff = fixed(20ms), deadline = 300ms, limit = HELD_FOR_A_WHILE, budget = SYNC_TOKENS)]
 fn sync_behind_a_slow_holder(attempts: &AtomicUsize) -> io::Result<()> {
     if attempts.fetch_add(1, Ordering::SeqCst) == 0 {
@@ -178,7 +179,10 @@ fn a_sync_retry_queued_for_a_permit_ends_at_the_deadline_without_running() {
     );
     let stats = reattempt::stats::get("limit::sync_behind_a_slow_holder").unwrap();
     assert_eq!(stats.give_ups.deadline, 1);
-    assert_eq!(stats.attempts, 1, "the attempt that never got its permit");
+    assert_eq!(
+        stats.attempts, 1,
+        "the attempt that never got its permit is not counted"
+    );
     assert_eq!(HELD_FOR_A_WHILE.waiting(), 0, "the call left the queue");
     assert_eq!(
         SYNC_TOKENS.available(),

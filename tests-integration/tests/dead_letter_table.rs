@@ -51,21 +51,29 @@ fn logged(events: &[Value]) -> Vec<u32> {
         .collect()
 }
 
-fn stored(url: &str, table: &str) -> Vec<u32> {
+/// The rows of `table` that `columns` reads, in the order of `order`; the
+/// table is dropped then.
+fn read_and_drop<T>(url: &str, table: &str, columns: &str, order: &str) -> Vec<T>
+where
+    T: for<'r> sqlx::FromRow<'r, sqlx::postgres::PgRow> + Send + Unpin,
+{
     runtime().block_on(async {
         let pool = pool(url).await;
-        let rows: Vec<String> = sqlx::query_scalar(&format!(
-            "SELECT fields->>'n' FROM {table} ORDER BY (fields->>'n')::int"
-        ))
-        .fetch_all(&pool)
-        .await
-        .unwrap();
+        let rows = sqlx::query_as(&format!("SELECT {columns} FROM {table} ORDER BY {order}"))
+            .fetch_all(&pool)
+            .await
+            .unwrap();
         sqlx::query(&format!("DROP TABLE {table}"))
             .execute(&pool)
             .await
             .unwrap();
-        rows.iter().map(|n| n.parse().unwrap()).collect()
+        rows
     })
+}
+
+fn stored(url: &str, table: &str) -> Vec<u32> {
+    let rows: Vec<(String,)> = read_and_drop(url, table, "fields->>'n'", "(fields->>'n')::int");
+    rows.iter().map(|(n,)| n.parse().unwrap()).collect()
 }
 
 /// Every `n` below `count` exactly once, stored or logged.
@@ -346,18 +354,9 @@ fn a_record_holding_nul_bytes_is_stored_with_them_escaped() {
         !events.iter().any(|e| e["fields"]["message"] == UNSTORED),
         "refused by the database: {events:?}"
     );
-    let (error, name): (String, String) = runtime().block_on(async {
-        let pool = pool(&url).await;
-        let row = sqlx::query_as(&format!("SELECT error, fields->>'name' FROM {table}"))
-            .fetch_one(&pool)
-            .await
-            .unwrap();
-        sqlx::query(&format!("DROP TABLE {table}"))
-            .execute(&pool)
-            .await
-            .unwrap();
-        row
-    });
-    assert_eq!(error, "no access to a\\0b");
-    assert_eq!(name, "a\\0b");
+    let rows: Vec<(String, String)> = read_and_drop(&url, &table, "error, fields->>'name'", "id");
+    assert_eq!(
+        rows,
+        [("no access to a\\0b".to_owned(), "a\\0b".to_owned())]
+    );
 }

@@ -1,6 +1,7 @@
 //! Async functions on an executor other than tokio's: with `sleep = ...`,
-//! the waits, `attempt_timeout` and the deadline all run on that sleeper,
-//! and nothing asks for tokio's reactor.
+//! the waits, `attempt_timeout` and the deadline (which also ends a wait
+//! for a permit) all run on that sleeper, and nothing asks for tokio's
+//! reactor.
 
 use std::future::Future;
 use std::io::{self, ErrorKind};
@@ -108,4 +109,36 @@ fn the_deadline_cuts_an_attempt_on_the_custom_sleeper() {
         started.elapsed() < Duration::from_secs(5),
         "the attempt was cut"
     );
+}
+
+static HELD_ELSEWHERE: reattempt::ConcurrencyLimit = reattempt::ConcurrencyLimit::new(1);
+
+#[retry(max = 3, backoff = fixed(5ms), deadline = 50ms, limit = HELD_ELSEWHERE, sleep = thread_sleep)]
+async fn behind_a_held_permit(calls: &Mutex<u32>) -> io::Result<()> {
+    *calls.lock().unwrap() += 1;
+    Ok(())
+}
+
+#[test]
+fn the_deadline_ends_the_wait_for_a_permit_on_the_custom_sleeper() {
+    let (release, released) = std::sync::mpsc::channel::<()>();
+    let (taken, was_taken) = std::sync::mpsc::channel();
+    let holder = std::thread::spawn(move || {
+        let _permit = HELD_ELSEWHERE.acquire_blocking();
+        taken.send(()).unwrap();
+        // Until the test is done, or 5 s at most.
+        let _ = released.recv_timeout(Duration::from_secs(5));
+    });
+    was_taken.recv().unwrap();
+    let calls = Mutex::new(0);
+    let started = Instant::now();
+    let error = block_on(behind_a_held_permit(&calls)).unwrap_err();
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "the wait for the permit was cut"
+    );
+    assert_eq!(error.kind(), ErrorKind::TimedOut);
+    assert_eq!(*calls.lock().unwrap(), 0, "no attempt ran");
+    release.send(()).unwrap();
+    holder.join().unwrap();
 }

@@ -656,17 +656,13 @@ impl<'p, B: Backoff, C: Clock, S: Slot> Call<'p, B, C, S> {
     }
 
     /// A [`limited`](Self::limited) attempt of a call with a deadline: the
-    /// wait for the permit ends at the deadline when `from_timeout` can make an
-    /// outcome of a timeout, and the attempt does not run; its outcome is
+    /// wait for the permit ends at the deadline when `from_timeout` can make
+    /// an outcome of a timeout, and the attempt does not run; its outcome is
     /// the timeout, as if it had run past the deadline. Once the attempt
     /// holds its permit, its own timer ([`cut`](Self::cut)) bounds it.
-    #[allow(
-        clippy::manual_async_fn,
-        reason = "an async fn would hold the attempt twice"
-    )]
     pub fn limited_within<'c, R, F, T, W>(
         &'c self,
-        mut limited: Limited<'c, F>,
+        limited: Limited<'c, F>,
         sleep: T,
         from_timeout: Option<fn(AttemptTimeout) -> R>,
     ) -> impl Future<Output = R> + 'c
@@ -676,22 +672,13 @@ impl<'p, B: Backoff, C: Clock, S: Slot> Call<'p, B, C, S> {
         W: Future<Output = ()>,
         R: 'c,
     {
-        // An async block that owns its captures, not an `async fn`, whose
-        // arguments would take their room twice (see `cut`).
-        async move {
-            // SAFETY: as in `cut`.
-            let limited = unsafe { Pin::new_unchecked(&mut limited) };
-            let (Some(from_timeout), Some(left)) = (from_timeout, self.deadline_left()) else {
-                return limited.await;
-            };
-            match first_of(limited, pin!(sleep(left)), Limited::is_queued).await {
-                Some(outcome) => outcome,
-                None => {
-                    self.never_ran();
-                    from_timeout(AttemptTimeout::new(left))
-                }
-            }
-        }
+        self.race::<NEVER_RAN, _, _, _, _>(
+            limited,
+            sleep,
+            from_timeout,
+            Self::deadline_left,
+            Limited::is_queued,
+        )
     }
 
     /// Runs an async attempt for at most `attempt_timeout`, or the time left
@@ -713,15 +700,46 @@ impl<'p, B: Backoff, C: Clock, S: Slot> Call<'p, B, C, S> {
 
     /// [`timed`](Self::timed) when `from_timeout` can make an outcome of a
     /// timeout; otherwise the attempt runs to its end.
+    pub fn cut<'c, R, F, T, W>(
+        &'c self,
+        attempt: F,
+        sleep: T,
+        from_timeout: Option<fn(AttemptTimeout) -> R>,
+    ) -> impl Future<Output = R> + 'c
+    where
+        F: Future<Output = R> + 'c,
+        T: FnOnce(Duration) -> W + 'c,
+        W: Future<Output = ()>,
+        R: 'c,
+    {
+        self.race::<TIMED_OUT, _, _, _, _>(
+            attempt,
+            sleep,
+            from_timeout,
+            Self::attempt_limit,
+            |_| true,
+        )
+    }
+
+    /// `attempt` raced against a timer of `sleep`, when `from_timeout` can
+    /// make an outcome of a timeout: the attempt's outcome, or, if the timer
+    /// fires first, the timeout. The timer is set to what `left` gives and
+    /// polled while `runs` says that it runs; its firing is `FIRED`
+    /// ([`TIMED_OUT`], or [`NEVER_RAN`] for a wait for a permit). All three
+    /// are types, not values, so they take no room in the future. With no
+    /// time left at all (the deadline passed while the wait before it
+    /// overran), the attempt does not start.
     #[allow(
         clippy::manual_async_fn,
         reason = "an async fn would hold the attempt twice"
     )]
-    pub fn cut<'c, R, F, T, W>(
+    fn race<'c, const FIRED: u8, R, F, T, W>(
         &'c self,
         mut attempt: F,
         sleep: T,
         from_timeout: Option<fn(AttemptTimeout) -> R>,
+        left: impl Fn(&Self) -> Option<Duration> + 'c,
+        runs: impl Fn(&F) -> bool + 'c,
     ) -> impl Future<Output = R> + 'c
     where
         F: Future<Output = R> + 'c,
@@ -737,22 +755,23 @@ impl<'p, B: Backoff, C: Clock, S: Slot> Call<'p, B, C, S> {
             // SAFETY: `attempt` lives in this future's own state, which is
             // pinned, and is shadowed here, so it is never moved again.
             let attempt = unsafe { Pin::new_unchecked(&mut attempt) };
-            let (Some(from_timeout), Some(limit)) = (from_timeout, self.attempt_limit()) else {
+            let (Some(from_timeout), Some(limit)) = (from_timeout, left(self)) else {
                 return attempt.await;
             };
-            // No time left: the deadline passed while the wait before this
-            // attempt overran (a timer that fired late). It does not start.
-            if limit.is_zero() {
-                self.never_ran();
-                return from_timeout(AttemptTimeout::new(limit));
-            }
-            match first_of(attempt, pin!(sleep(limit)), |_| true).await {
-                Some(outcome) => outcome,
-                None => {
-                    self.timed_out.store(TIMED_OUT, Ordering::Relaxed);
-                    from_timeout(AttemptTimeout::new(limit))
+            let fired = if limit.is_zero() {
+                NEVER_RAN
+            } else {
+                match first_of(attempt, pin!(sleep(limit)), runs).await {
+                    Some(outcome) => return outcome,
+                    None => FIRED,
                 }
+            };
+            if fired == NEVER_RAN {
+                self.never_ran();
+            } else {
+                self.timed_out.store(fired, Ordering::Relaxed);
             }
+            from_timeout(AttemptTimeout::new(limit))
         }
     }
 

@@ -21,7 +21,7 @@ use core::fmt;
 use core::sync::atomic::{AtomicU8, AtomicU32, AtomicU64, Ordering};
 use core::time::Duration;
 
-use crate::window::{self, Epoch, SLOTS};
+use crate::window::{self, Epoch, SLOTS, SlotIndex};
 
 const CLOSED: u8 = 0;
 const OPEN: u8 = 1;
@@ -66,7 +66,7 @@ pub struct RetryBreaker {
 
 #[derive(Debug)]
 struct Slot {
-    index: AtomicU64,
+    index: SlotIndex,
     attempts: AtomicU64,
     failures: AtomicU64,
 }
@@ -103,7 +103,7 @@ impl RetryBreaker {
             epoch: Epoch::new(),
             slots: [const {
                 Slot {
-                    index: AtomicU64::new(u64::MAX),
+                    index: SlotIndex::new(),
                     attempts: AtomicU64::new(0),
                     failures: AtomicU64::new(0),
                 }
@@ -151,11 +151,7 @@ impl RetryBreaker {
         if let Some(fleet) = self.shared.get() {
             fleet.record(failed, self.slot_nanos, self.cool_down, now);
         }
-        let slot = self.slot(now);
-        slot.attempts.fetch_add(1, Ordering::Relaxed);
-        if failed {
-            slot.failures.fetch_add(1, Ordering::Relaxed);
-        }
+        self.count(now, failed);
         match self.state.load(Ordering::Relaxed) {
             CLOSED if failed => {
                 let (ratio, attempts) = self.failure_ratio();
@@ -280,7 +276,7 @@ impl RetryBreaker {
     fn close(&self) {
         // The failures that opened it are history now.
         for slot in &self.slots {
-            slot.index.store(u64::MAX, Ordering::Relaxed);
+            slot.index.forget();
         }
         if self.state.swap(CLOSED, Ordering::AcqRel) != CLOSED {
             tracing::info!(target: "reattempt", "retry breaker closed: retries resume");
@@ -295,19 +291,28 @@ impl RetryBreaker {
         self.epoch.slot(self.slot_nanos)
     }
 
-    fn slot(&self, index: u64) -> &Slot {
+    /// Counts an attempt in slot `index`, emptied first if it held an older
+    /// slot's counts; left out if it holds a newer one's, which only a
+    /// thread held up for a window between reading the time and counting
+    /// sees.
+    fn count(&self, index: u64, failed: bool) {
         let slot = &self.slots[(index % SLOTS as u64) as usize];
-        if window::claim(&slot.index, index) {
+        let entered = slot.index.enter(index, || {
             slot.attempts.store(0, Ordering::Relaxed);
             slot.failures.store(0, Ordering::Relaxed);
+        });
+        if entered {
+            slot.attempts.fetch_add(1, Ordering::Relaxed);
+            if failed {
+                slot.failures.fetch_add(1, Ordering::Relaxed);
+            }
         }
-        slot
     }
 
     fn window(&self, index: u64) -> (u64, u64) {
         self.slots
             .iter()
-            .filter(|slot| window::holds(&slot.index, index))
+            .filter(|slot| slot.index.holds(index))
             .fold((0, 0), |(a, f), slot| {
                 (
                     a + slot.attempts.load(Ordering::Relaxed),

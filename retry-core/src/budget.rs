@@ -9,10 +9,10 @@
 //!
 //! [`RetryBudget`] documents the algorithm.
 
-use core::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+use core::sync::atomic::{AtomicI64, Ordering};
 use core::time::Duration;
 
-use crate::window::{self, Epoch, SLOTS};
+use crate::window::{self, Epoch, SLOTS, SlotIndex};
 
 /// Milli-tokens per token: deposits are fractions of a retry.
 const MILLI: i64 = 1000;
@@ -69,7 +69,7 @@ pub struct RetryBudget {
 #[derive(Debug)]
 struct Slot {
     /// Which slot of time (counted from the epoch) the counters are for.
-    index: AtomicU64,
+    index: SlotIndex,
     /// Deposits minus withdrawals, in milli-tokens.
     balance: AtomicI64,
 }
@@ -77,7 +77,7 @@ struct Slot {
 impl Slot {
     const fn new() -> Slot {
         Slot {
-            index: AtomicU64::new(u64::MAX),
+            index: SlotIndex::new(),
             balance: AtomicI64::new(0),
         }
     }
@@ -153,9 +153,7 @@ impl RetryBudget {
     /// Counts a first attempt.
     pub fn deposit(&self) {
         let now = self.now();
-        self.slot(now)
-            .balance
-            .fetch_add(self.deposit, Ordering::Relaxed);
+        self.add(now, self.deposit);
         #[cfg(feature = "redis-fleet")]
         if let Some(fleet) = self.shared.get() {
             fleet.deposit(self.deposit, now);
@@ -167,9 +165,7 @@ impl RetryBudget {
     /// it waited for its permit of a concurrency limit.
     pub(crate) fn take_back_deposit(&self) {
         let now = self.now();
-        self.slot(now)
-            .balance
-            .fetch_sub(self.deposit, Ordering::Relaxed);
+        self.add(now, -self.deposit);
         #[cfg(feature = "redis-fleet")]
         if let Some(fleet) = self.shared.get() {
             fleet.deposit(-self.deposit, now);
@@ -231,9 +227,7 @@ impl RetryBudget {
                 Fleet::Withdrawn => {
                     // Kept locally too, so that a fallback starts from what
                     // this instance spent.
-                    self.slot(self.now())
-                        .balance
-                        .fetch_sub(cost, Ordering::Relaxed);
+                    self.add(self.now(), -cost);
                     return true;
                 }
                 Fleet::Refused => return false,
@@ -251,7 +245,7 @@ impl RetryBudget {
         if self.balance_at(now) < cost {
             return false;
         }
-        self.slot(now).balance.fetch_sub(cost, Ordering::Relaxed);
+        self.add(now, -cost);
         true
     }
 
@@ -276,7 +270,7 @@ impl RetryBudget {
 
     fn give_back(&self, cost: i64) {
         let now = self.now();
-        self.slot(now).balance.fetch_add(cost, Ordering::Relaxed);
+        self.add(now, cost);
         #[cfg(feature = "redis-fleet")]
         if let Some(fleet) = self.shared.get() {
             fleet.deposit(cost, now);
@@ -293,20 +287,25 @@ impl RetryBudget {
         self.epoch.slot(self.slot_nanos)
     }
 
-    /// The slot for `index`, emptied first if it held an older slot's counts.
-    fn slot(&self, index: u64) -> &Slot {
+    /// Adds `milli` to the balance of slot `index`, emptied first if it
+    /// held an older slot's; left out if it holds a newer one's, which only
+    /// a thread held up for a window between reading the time and counting
+    /// sees.
+    fn add(&self, index: u64, milli: i64) {
         let slot = &self.slots[(index % SLOTS as u64) as usize];
-        if window::claim(&slot.index, index) {
-            slot.balance.store(0, Ordering::Release);
+        if slot
+            .index
+            .enter(index, || slot.balance.store(0, Ordering::Relaxed))
+        {
+            slot.balance.fetch_add(milli, Ordering::Relaxed);
         }
-        slot
     }
 
     fn balance_at(&self, index: u64) -> i64 {
         let recent: i64 = self
             .slots
             .iter()
-            .filter(|slot| window::holds(&slot.index, index))
+            .filter(|slot| slot.index.holds(index))
             .map(|slot| slot.balance.load(Ordering::Relaxed))
             .sum();
         self.reserve.saturating_add(recent)
@@ -371,6 +370,39 @@ mod tests {
         let allowed = (0..100).filter(|_| budget.try_withdraw()).count();
         assert_eq!(allowed, 10);
         assert!(budget.available() < 1.0);
+    }
+
+    #[test]
+    fn threads_never_withdraw_more_than_was_deposited_as_the_window_moves_on() {
+        // A window of 10 ms moves on a slot each millisecond: the threads
+        // cross thousands of slot boundaries together. Each withdrawal
+        // needs a token deposited in the window, so no more can succeed
+        // than were deposited.
+        let budget = RetryBudget::new(1.0, 0, Duration::from_millis(10));
+        let withdrawn = std::sync::atomic::AtomicU64::new(0);
+        let calls = 50_000u64;
+        let threads = 4u64;
+        std::thread::scope(|scope| {
+            for _ in 0..threads {
+                scope.spawn(|| {
+                    for call in 0..calls {
+                        budget.deposit();
+                        // Two tries a deposit: half of them find none.
+                        for _ in 0..2 {
+                            if budget.try_withdraw() {
+                                withdrawn.fetch_add(1, Ordering::Relaxed);
+                            }
+                        }
+                        if call % 1000 == 0 {
+                            std::thread::yield_now();
+                        }
+                    }
+                });
+            }
+        });
+        let withdrawn = withdrawn.into_inner();
+        assert!(withdrawn <= calls * threads, "{withdrawn} withdrawn");
+        assert!(withdrawn >= calls * threads / 2, "{withdrawn} withdrawn");
     }
 
     #[test]

@@ -1,8 +1,8 @@
 //! What an instance counted for the fleet and has not yet brought to Redis.
 
-use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicI64, Ordering};
 
-use crate::window::{self, SLOTS};
+use crate::window::{SLOTS, SlotIndex};
 
 /// Counts made locally and not yet in Redis, by the local slot of time
 /// they were made in: only those of the window reach Redis, as only those
@@ -14,7 +14,7 @@ pub(super) struct Pending<const N: usize> {
 
 struct PendingSlot<const N: usize> {
     /// The local slot index its counts were made in.
-    index: AtomicU64,
+    index: SlotIndex,
     counts: [AtomicI64; N],
 }
 
@@ -27,7 +27,7 @@ impl<const N: usize> Pending<N> {
         Pending {
             slots: [const {
                 PendingSlot {
-                    index: AtomicU64::new(u64::MAX),
+                    index: SlotIndex::new(),
                     counts: [const { AtomicI64::new(0) }; N],
                 }
             }; SLOTS],
@@ -37,21 +37,24 @@ impl<const N: usize> Pending<N> {
     /// Adds `amounts` in the local slot `index`.
     pub(super) fn add(&self, index: u64, amounts: [i64; N]) {
         let slot = &self.slots[(index % SLOTS as u64) as usize];
-        // What the slot held is a window old, as the local slot's counts.
-        if window::claim(&slot.index, index) {
+        // What the slot held is a window old, as the local slot's counts;
+        // a count later than the slot's is left out, as there.
+        let entered = slot.index.enter(index, || {
             for count in &slot.counts {
-                count.store(0, Ordering::Release);
+                count.store(0, Ordering::Relaxed);
             }
-        }
-        for (count, amount) in slot.counts.iter().zip(amounts) {
-            count.fetch_add(amount, Ordering::Relaxed);
+        });
+        if entered {
+            for (count, amount) in slot.counts.iter().zip(amounts) {
+                count.fetch_add(amount, Ordering::Relaxed);
+            }
         }
     }
 
     /// Takes the counts of the window that ends at the local slot `index`.
     pub(super) fn take(&self, index: u64) -> Taken<N> {
         self.slots.each_ref().map(|slot| {
-            if window::holds(&slot.index, index) {
+            if slot.index.holds(index) {
                 slot.counts
                     .each_ref()
                     .map(|count| count.swap(0, Ordering::AcqRel))

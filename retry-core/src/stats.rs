@@ -395,7 +395,17 @@ impl Site {
         class: &Classification,
         after: u32,
     ) -> Option<Alert> {
-        self.streak_active.store(true, Ordering::Relaxed);
+        let alert = self.count_failure(class, after);
+        // Marked once the failure is counted, as a success unmarks before it
+        // resets: a failure counted after a success's reset is always
+        // marked, so the next success resets it too. Marked first, it could
+        // be unmarked by a success that reset the streak before the failure
+        // was counted, and the next success would leave that count standing.
+        self.streak_active.store(true, Ordering::Release);
+        alert
+    }
+
+    fn count_failure(&'static self, class: &Classification, after: u32) -> Option<Alert> {
         #[cfg(feature = "redis-fleet")]
         if let Some(fleet) = crate::fleet::alerts() {
             let kind = format!("{}:{}", class.class().as_str(), class.code().unwrap_or(""));
@@ -446,6 +456,8 @@ impl Site {
 
     #[cold]
     fn end_streak(&self) {
+        // Unmarked before the reset (see `failure_streak`).
+        self.streak_active.store(false, Ordering::Release);
         #[cfg(feature = "redis-fleet")]
         if let Some(fleet) = crate::fleet::alerts() {
             fleet.success(self.name);
@@ -453,7 +465,6 @@ impl Site {
         let mut streak = self.streak.lock().unwrap_or_else(PoisonError::into_inner);
         streak.count = 0;
         streak.fired = false;
-        self.streak_active.store(false, Ordering::Relaxed);
     }
 
     /// Whether a problem of this kind (a bit of its own, below 32) is new
@@ -493,5 +504,39 @@ mod tests {
             "re-armed by the success"
         );
         assert_eq!(SITE.snapshot().alerts, 2);
+    }
+
+    #[test]
+    fn a_success_rearms_the_alert_whatever_failure_ran_beside_it() {
+        // A failure and a success at once, in either order; then, alone, a
+        // success and one failure: one in a row, never an alert of two.
+        static SITE: Site = Site::new("stats::alerts_beside");
+        let busy = Classification::transient().with_code("503");
+        let rounds = 20_000;
+        let start = std::sync::Barrier::new(2);
+        let done = std::sync::Barrier::new(2);
+        // Counted, not asserted, in the loop: a panic there would leave the
+        // other thread waiting at its barrier for ever.
+        let mut false_alerts = 0;
+        std::thread::scope(|scope| {
+            scope.spawn(|| {
+                for _ in 0..rounds {
+                    start.wait();
+                    SITE.success_streak();
+                    done.wait();
+                }
+            });
+            for _ in 0..rounds {
+                start.wait();
+                let _ = SITE.failure_streak(&busy, 2);
+                done.wait();
+                SITE.success_streak();
+                if SITE.failure_streak(&busy, 2).is_some() {
+                    false_alerts += 1;
+                }
+                SITE.success_streak();
+            }
+        });
+        assert_eq!(false_alerts, 0, "alerts for one failure after a success");
     }
 }

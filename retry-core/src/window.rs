@@ -96,8 +96,14 @@ impl SlotIndex {
 
     /// Whether the slot's counts are in the window that ends at `index`.
     pub(crate) fn holds(&self, index: u64) -> bool {
+        self.in_window(index).is_some()
+    }
+
+    /// The slot's index, when its counts are in the window that ends at
+    /// `index`.
+    pub(crate) fn in_window(&self, index: u64) -> Option<u64> {
         let at = self.index.load(Ordering::Acquire);
-        at != UNUSED && at >= index.saturating_sub(SLOTS as u64 - 1) && at <= index
+        (at != UNUSED && at >= index.saturating_sub(SLOTS as u64 - 1) && at <= index).then_some(at)
     }
 
     /// Marks the slot unused: its counts no longer count, and are emptied

@@ -18,9 +18,9 @@ struct PendingSlot<const N: usize> {
     counts: [AtomicI64; N],
 }
 
-/// What [`Pending::take`] took from each slot, to give back should Redis
-/// not take it.
-pub(super) type Taken<const N: usize> = [[i64; N]; SLOTS];
+/// What [`Pending::take`] took from each slot, with the slot's index then,
+/// to give back should Redis not take it.
+pub(super) type Taken<const N: usize> = [(u64, [i64; N]); SLOTS];
 
 impl<const N: usize> Pending<N> {
     pub(super) const fn new() -> Pending<N> {
@@ -53,21 +53,23 @@ impl<const N: usize> Pending<N> {
 
     /// Takes the counts of the window that ends at the local slot `index`.
     pub(super) fn take(&self, index: u64) -> Taken<N> {
-        self.slots.each_ref().map(|slot| {
-            if slot.index.holds(index) {
-                slot.counts
-                    .each_ref()
-                    .map(|count| count.swap(0, Ordering::AcqRel))
-            } else {
-                [0; N]
-            }
-        })
+        self.slots
+            .each_ref()
+            .map(|slot| match slot.index.in_window(index) {
+                Some(at) => (
+                    at,
+                    slot.counts
+                        .each_ref()
+                        .map(|count| count.swap(0, Ordering::AcqRel)),
+                ),
+                None => (index, [0; N]),
+            })
     }
 
     /// The sums of what was taken.
     pub(super) fn sums(taken: &Taken<N>) -> [i64; N] {
         let mut sums = [0; N];
-        for counts in taken {
+        for (_, counts) in taken {
             for (sum, count) in sums.iter_mut().zip(counts) {
                 *sum += count;
             }
@@ -76,11 +78,20 @@ impl<const N: usize> Pending<N> {
     }
 
     /// Gives back what Redis did not take, to the slots it came from, to
-    /// expire with them.
+    /// expire with them: what a slot that moved on meanwhile (Redis took
+    /// longer than a slot lasts) held is a window old, and left out.
     pub(super) fn give_back(&self, taken: Taken<N>) {
-        for (slot, counts) in self.slots.iter().zip(taken) {
-            for (count, amount) in slot.counts.iter().zip(counts) {
-                count.fetch_add(amount, Ordering::Relaxed);
+        for (slot, (at, counts)) in self.slots.iter().zip(taken) {
+            let entered = counts != [0; N]
+                && slot.index.enter(at, || {
+                    for count in &slot.counts {
+                        count.store(0, Ordering::Relaxed);
+                    }
+                });
+            if entered {
+                for (count, amount) in slot.counts.iter().zip(counts) {
+                    count.fetch_add(amount, Ordering::Relaxed);
+                }
             }
         }
     }
@@ -88,9 +99,11 @@ impl<const N: usize> Pending<N> {
     /// What is pending now.
     pub(super) fn held(&self) -> [i64; N] {
         let now = self.slots.each_ref().map(|slot| {
-            slot.counts
+            let counts = slot
+                .counts
                 .each_ref()
-                .map(|count| count.load(Ordering::Relaxed))
+                .map(|count| count.load(Ordering::Relaxed));
+            (0, counts)
         });
         Pending::sums(&now)
     }
@@ -116,6 +129,21 @@ mod tests {
         assert_eq!(pending.held(), [3, 2]);
         // At slot 13 the window is slots 4 to 13: slot 3's went back to slot
         // 3, and expire with it.
+        assert_eq!(Pending::sums(&pending.take(13)), [1, 0]);
+    }
+
+    #[test]
+    fn what_is_given_back_after_its_slot_moved_on_expires_with_it() {
+        // Redis did not answer for as long as a slot lasts: the slot the
+        // counts were taken from moved on meanwhile, so they are a window
+        // old, and must not count in the newer slot.
+        let pending = Pending::<2>::new();
+        pending.add(3, [2, 1]);
+        let taken = pending.take(12);
+        assert_eq!(Pending::sums(&taken), [2, 1]);
+        pending.add(13, [1, 0]);
+        pending.give_back(taken);
+        assert_eq!(pending.held(), [1, 0]);
         assert_eq!(Pending::sums(&pending.take(13)), [1, 0]);
     }
 }

@@ -20,6 +20,7 @@
 use core::fmt;
 use core::sync::atomic::{AtomicU8, AtomicU32, AtomicU64, Ordering};
 use core::time::Duration;
+use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use crate::window::{self, Epoch, SLOTS, SlotIndex};
 
@@ -59,6 +60,10 @@ pub struct RetryBreaker {
     /// When it last opened, in nanoseconds from `epoch`.
     opened_at: AtomicU64,
     probes_left: AtomicU32,
+    /// Held while it opens or begins a round of probes: each sets when it
+    /// opened, the probes left and the state, and a round begun between an
+    /// opening's steps undid its cool-down.
+    turning: Mutex<()>,
     /// The fleet's breaker in Redis, once shared.
     #[cfg(feature = "redis-fleet")]
     shared: std::sync::OnceLock<crate::fleet::FleetBreaker>,
@@ -111,6 +116,7 @@ impl RetryBreaker {
             state: AtomicU8::new(CLOSED),
             opened_at: AtomicU64::new(0),
             probes_left: AtomicU32::new(0),
+            turning: Mutex::new(()),
             #[cfg(feature = "redis-fleet")]
             shared: std::sync::OnceLock::new(),
         }
@@ -231,22 +237,23 @@ impl RetryBreaker {
     /// report would keep a `classic(..)` breaker open for ever, since it lets
     /// no other call through to report.
     fn new_round(&self) -> bool {
-        let since = self.opened_at.load(Ordering::Relaxed);
-        let now = self.nanos();
-        if u128::from(now.saturating_sub(since)) < self.cool_down.as_nanos() {
+        if !self.cooled_down() {
             return false;
         }
-        // One thread begins the round; the others take its probes.
-        if self
-            .opened_at
-            .compare_exchange(since, now, Ordering::AcqRel, Ordering::Relaxed)
-            .is_ok()
+        // One thread begins the round; the others take its probes. Checked
+        // again under the lock: another began it, or the breaker opened
+        // again, since.
         {
-            self.probes_left.store(self.probes, Ordering::Relaxed);
-            // Open, or probing already; a breaker closed meanwhile stays so.
-            let _ = self
-                .state
-                .compare_exchange(OPEN, PROBING, Ordering::AcqRel, Ordering::Relaxed);
+            let _turning = lock(&self.turning);
+            if self.cooled_down() {
+                self.opened_at.store(self.nanos(), Ordering::Relaxed);
+                self.probes_left.store(self.probes, Ordering::Relaxed);
+                // Open, or probing already; a breaker closed meanwhile stays
+                // so.
+                let _ =
+                    self.state
+                        .compare_exchange(OPEN, PROBING, Ordering::AcqRel, Ordering::Relaxed);
+            }
         }
         self.take_probe()
     }
@@ -260,12 +267,16 @@ impl RetryBreaker {
     }
 
     fn open(&self) {
-        // Probes left over from the last probing may not go out after the
-        // next cool-down on top of its own.
-        self.probes_left.store(0, Ordering::Relaxed);
-        self.opened_at.store(self.nanos(), Ordering::Relaxed);
+        let was = {
+            let _turning = lock(&self.turning);
+            // Probes left over from the last probing may not go out after
+            // the next cool-down on top of its own.
+            self.probes_left.store(0, Ordering::Relaxed);
+            self.opened_at.store(self.nanos(), Ordering::Relaxed);
+            self.state.swap(OPEN, Ordering::AcqRel)
+        };
         // Threads that failed at once may all open it: one says so.
-        if self.state.swap(OPEN, Ordering::AcqRel) != OPEN {
+        if was != OPEN {
             tracing::warn!(
                 target: "reattempt",
                 "retry breaker open: most attempts fail, so retries stop until probes succeed",
@@ -359,5 +370,61 @@ impl std::error::Error for BreakerOpen {}
 impl From<BreakerOpen> for std::io::Error {
     fn from(open: BreakerOpen) -> std::io::Error {
         std::io::Error::other(open)
+    }
+}
+
+/// Nothing under the lock can panic; a poisoned lock guards nothing.
+fn lock(mutex: &Mutex<()>) -> MutexGuard<'_, ()> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Barrier;
+
+    #[test]
+    fn a_probe_that_fails_as_a_new_round_begins_leaves_the_breaker_cooling_down() {
+        // A round of probes went out and none has reported for a cool-down:
+        // one thread's probe fails (and opens the breaker again) just as
+        // another begins a new round. Whichever goes first, the breaker
+        // ends open and cooling down: no call may go until the cool-down
+        // after that failure is over.
+        let breaker = RetryBreaker::new(0.5, 1, Duration::from_secs(10), Duration::from_secs(1), 2);
+        // Its clock starts at its first use: a cool-down must be able to
+        // have passed since it started.
+        let _ = breaker.nanos();
+        std::thread::sleep(Duration::from_millis(1_100));
+        let rounds = 20_000;
+        let start = Barrier::new(2);
+        let done = Barrier::new(2);
+        // Counted, not asserted, in the loop: a panic there would leave the
+        // other thread waiting at its barrier for ever.
+        let mut let_through = 0;
+        std::thread::scope(|scope| {
+            scope.spawn(|| {
+                for _ in 0..rounds {
+                    start.wait();
+                    let _ = breaker.allow_call();
+                    done.wait();
+                }
+            });
+            for _ in 0..rounds {
+                // Probing, no probe left, and a cool-down long past.
+                breaker.state.store(PROBING, Ordering::SeqCst);
+                breaker.probes_left.store(0, Ordering::SeqCst);
+                breaker.opened_at.store(0, Ordering::SeqCst);
+                start.wait();
+                breaker.record(true);
+                done.wait();
+                if breaker.allow_call() {
+                    let_through += 1;
+                }
+            }
+        });
+        assert_eq!(
+            let_through, 0,
+            "calls let through right after a failed probe"
+        );
     }
 }

@@ -447,6 +447,15 @@ impl Parse for Args {
             if input.is_empty() {
                 break;
             }
+            if input.peek(token::Paren) {
+                // `jitter = full(0.5)`, `nested = single(2)`: a value that
+                // takes no arguments, given some.
+                let group: proc_macro2::Group = input.parse()?;
+                return Err(syn::Error::new(
+                    group.span(),
+                    "this value takes no arguments in parentheses; `#[retry]` arguments are separated by `,`",
+                ));
+            }
             input.parse::<Token![,]>().map_err(|e| {
                 syn::Error::new(e.span(), "expected `,` between `#[retry]` arguments")
             })?;
@@ -619,6 +628,12 @@ fn parse_backoff(input: ParseStream) -> syn::Result<Backoff> {
                 ("none", false) => {
                     input.parse::<Ident>()?;
                     return Ok(Backoff::None);
+                }
+                ("none", true) => {
+                    return Err(syn::Error::new(
+                        ident.span(),
+                        "`none` takes no delays: `backoff = none` retries at once; for a wait, `backoff = fixed(200ms)`",
+                    ));
                 }
                 ("exp" | "fixed" | "linear" | "fibonacci", true) => {
                     input.parse::<Ident>()?;

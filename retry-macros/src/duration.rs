@@ -130,6 +130,16 @@ fn literal(lit: &Lit, what: &str) -> syn::Result<Dur> {
         if !nanos.is_finite() || nanos >= u128::MAX as f64 {
             return Err(too_large());
         }
+        // A duration that is not zero must not become zero: `0.1ns` is
+        // more likely a slip of the unit than a wish to wait nothing.
+        if nanos > 0.0 && nanos < 0.5 {
+            return Err(syn::Error::new(
+                span,
+                format!(
+                    "`{what}` is below one nanosecond, the smallest step of a `Duration`; for no wait at all, write `0s`"
+                ),
+            ));
+        }
         nanos.round() as u128
     } else {
         let value: u128 = digits.parse().map_err(|_| too_large())?;
@@ -186,6 +196,8 @@ mod tests {
         assert_eq!(value("1h"), Duration::from_secs(3600));
         assert_eq!(value("1.5s"), Duration::from_millis(1500));
         assert_eq!(value("1_000ms"), Duration::from_secs(1));
+        assert_eq!(value("0.5ns"), Duration::from_nanos(1));
+        assert_eq!(value("0.0s"), Duration::ZERO);
     }
 
     #[test]
@@ -206,5 +218,7 @@ mod tests {
         assert!(error("\"5s\"").contains("not a string"));
         assert!(error("99999999999999999999999h").contains("too large"));
         assert!(error("five").contains("takes a duration"));
+        assert!(error("0.1ns").contains("below one nanosecond"));
+        assert!(error("0.0000000001s").contains("below one nanosecond"));
     }
 }

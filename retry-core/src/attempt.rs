@@ -191,7 +191,7 @@ impl<B, C: Clock, S> Call<'_, B, C, S> {
     #[cold]
     #[inline(never)]
     fn with_pushback(&self, seen: Classification) -> Classification {
-        current::take_pushback(self.frame.call_id.tag(), self.frame.number, seen)
+        current::take_pushback(&self.frame.call_id, self.frame.number, seen)
     }
 
     /// Without the `reqwest` feature nothing keeps one.

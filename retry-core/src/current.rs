@@ -212,8 +212,11 @@ struct Held {
 thread_local! {
     /// A classification the body worked out from a response before turning
     /// it into an error that no longer carries it (reqwest's
-    /// `error_for_status`), tagged with the call and attempt it is for.
-    static PUSHBACK: Cell<Option<(usize, u32, Classification)>> = const { Cell::new(None) };
+    /// `error_for_status`), tagged with the id of the call and the attempt
+    /// it is for. The id, not the call's address: a call that kept one and
+    /// then succeeded leaves it here, and the next call may be built where
+    /// that one was.
+    static PUSHBACK: Cell<Option<(u128, u32, Classification)>> = const { Cell::new(None) };
 }
 
 /// Keeps `class` for the decision after the attempt running on this thread;
@@ -221,32 +224,27 @@ thread_local! {
 #[cfg(feature = "reqwest")]
 pub(crate) fn keep_pushback(class: Classification) {
     if let Some(frame) = current() {
-        PUSHBACK.set(Some((frame.call_id.tag(), frame.number, class)));
+        PUSHBACK.set(Some((frame.call_id.get_or_draw(), frame.number, class)));
     }
 }
 
-/// The classification kept by attempt `number` of the call whose id cell is
-/// `tag`, when it is for the error the classifier saw (the same code);
-/// anything kept is cleared.
+/// The classification kept by attempt `number` of the call whose id is in
+/// `call_id`, when it is for the error the classifier saw (the same code);
+/// anything kept is cleared. A call whose id was never drawn kept nothing.
 #[cfg(feature = "reqwest")]
-pub(crate) fn take_pushback(tag: usize, number: u32, seen: Classification) -> Classification {
+pub(crate) fn take_pushback(
+    call_id: &CallIdCell,
+    number: u32,
+    seen: Classification,
+) -> Classification {
     match PUSHBACK.take() {
-        Some((t, n, kept)) if t == tag && n == number && kept.code() == seen.code() => kept,
+        Some((id, n, kept))
+            if call_id.drawn() == Some(id) && n == number && kept.code() == seen.code() =>
+        {
+            kept
+        }
         _ => seen,
     }
-}
-
-/// What was kept for the call whose id cell was at `from` is now for the
-/// cell at `to`, where the call moved it.
-#[cfg(feature = "reqwest")]
-pub(crate) fn retag_pushback(from: usize, to: usize) {
-    PUSHBACK.with(|pushback| {
-        if let Some((tag, number, kept)) = pushback.get()
-            && tag == from
-        {
-            pushback.set(Some((to, number, kept)));
-        }
-    });
 }
 
 /// Whether an attempt running on this thread, this one or one it was
@@ -466,10 +464,12 @@ pub(crate) fn outer() -> Option<&'static str> {
 pub(crate) struct CallIdCell([AtomicU64; 2]);
 
 impl CallIdCell {
-    /// What tells this call from every other one alive: its address.
+    /// The call's id, if the body or a log has drawn it.
     #[cfg(feature = "reqwest")]
-    pub(crate) fn tag(&self) -> usize {
-        ptr::from_ref(self) as usize
+    fn drawn(&self) -> Option<u128> {
+        let [high, low] = &self.0;
+        let low = low.load(Ordering::Acquire);
+        (low != 0).then(|| (u128::from(high.load(Ordering::Relaxed)) << 64) | u128::from(low))
     }
 
     /// The call's id, drawn now if the body has not asked for it yet.

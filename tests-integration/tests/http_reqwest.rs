@@ -598,3 +598,55 @@ fn a_sync_function_gives_up_at_once_when_asked_to_wait_an_hour() {
     assert_eq!(error.status().map(|s| s.as_u16()), Some(503));
     assert_eq!(hits(&counts, "an-hour"), 2, "traced: no retry either");
 }
+
+/// A status, read by a body that keeps the server's word and then, when
+/// `swallow` says so, takes an error status for an answer.
+#[retry(max = 2, backoff = fixed(1ms))]
+fn status_of(
+    runtime: &tokio::runtime::Runtime,
+    client: &reqwest::Client,
+    url: &str,
+    swallow: bool,
+) -> reqwest::Result<u16> {
+    use reattempt::reqwest::ErrorForStatus as _;
+    runtime.block_on(async {
+        let response = client.get(url).send().await?;
+        let status = response.status().as_u16();
+        if swallow {
+            let _ = response.error_for_status_with_pushback();
+            return Ok(status);
+        }
+        response.error_for_status().map(|r| r.status().as_u16())
+    })
+}
+
+/// What one call kept of a response and never used is not another call's:
+/// the next call of the same function, from the same place (so its state
+/// may be where the first call's was), decides on its own error alone.
+#[test]
+fn the_servers_word_kept_by_a_call_that_succeeded_is_not_the_next_calls() {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    let (addr, counts) = runtime.block_on(server());
+    let client = reqwest::Client::new();
+    for round in 1..=3 {
+        let kept = status_of(&runtime, &client, &format!("http://{addr}/an-hour"), true);
+        assert_eq!(kept.unwrap(), 503);
+        let error = status_of(
+            &runtime,
+            &client,
+            &format!("http://{addr}/status/503"),
+            false,
+        )
+        .unwrap_err();
+        assert_eq!(error.status().map(|s| s.as_u16()), Some(503));
+        assert_eq!(
+            hits(&counts, "status/503"),
+            2 * round,
+            "a plain 503 is retried after the backoff: no server asked this call to wait an hour"
+        );
+    }
+}

@@ -29,11 +29,6 @@ use crate::stats::Site;
 struct Started {
     frame: Frame,
     at: Option<SystemReading>,
-    /// Where the frame's id cell was while the attempt ran: what the body
-    /// kept from a response is tagged with it, and the frame has moved
-    /// since.
-    #[cfg(feature = "reqwest")]
-    tag: usize,
 }
 
 /// A sync call whose loop holds nothing of the user's: its first attempt
@@ -96,12 +91,7 @@ where
             first_succeeded(policy, site, started, &SystemClock);
             return outcome;
         }
-        let started = Started {
-            #[cfg(feature = "reqwest")]
-            tag: frame.call_id.tag(),
-            frame,
-            at: started,
-        };
+        let started = Started { frame, at: started };
         (Some(outcome), Some(started))
     };
     // Built here and handed over whole: the rest reads it where it is.
@@ -319,16 +309,9 @@ fn rest_of_call<B: Backoff>(
     let unwinding = ClearOnUnwind(attempts);
     let attempts = &mut *unwinding.0;
     match started {
-        Some(Started {
-            frame,
-            at,
-            #[cfg(feature = "reqwest")]
-            tag,
-        }) => {
+        Some(Started { frame, at }) => {
             let mut call: Call<'_, B, SystemClock, Made> =
                 Call::at_attempt_one(policy, frame.moved(), SystemClock, *at, None);
-            #[cfg(feature = "reqwest")]
-            crate::current::retag_pushback(*tag, call.frame.call_id.tag());
             decide_and_retry(policy, &mut call, attempts, sleep);
         }
         None => {
@@ -356,9 +339,8 @@ impl Drop for ClearOnUnwind<'_> {
 }
 
 /// A decision on each attempt's outcome and a wait before the next, until
-/// one is returned. The call is borrowed, not moved: its frame, whose
-/// address tags what the body keeps from a response, stays where the
-/// attempt saw it.
+/// one is returned. The call is borrowed, not moved: moved into the loop,
+/// the whole call state would be copied.
 #[inline]
 fn decide_and_retry<B: Backoff, S: failure_state::Slot>(
     policy: &Policy<B>,

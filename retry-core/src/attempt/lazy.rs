@@ -215,8 +215,6 @@ impl<'p, B: Backoff, C: Clock + Copy> LazyCall<'p, B, C> {
     #[inline(never)]
     fn build(&mut self, policy: &'p Policy<B>) -> &mut Call<'p, B, C, Boxed> {
         if let State::First(first) = &*self.state {
-            #[cfg(feature = "reqwest")]
-            let before = first.frame.call_id.tag();
             let call = Call::at_attempt_one(
                 policy,
                 first.frame.moved(),
@@ -225,12 +223,6 @@ impl<'p, B: Backoff, C: Clock + Copy> LazyCall<'p, B, C> {
                 None,
             );
             *self.state = State::Built(call);
-            // What the body kept from a response is tagged with the cell's
-            // address, which the move may have changed.
-            #[cfg(feature = "reqwest")]
-            if let State::Built(call) = &*self.state {
-                current::retag_pushback(before, call.frame.call_id.tag());
-            }
         }
         match &mut *self.state {
             State::Built(call) => call,

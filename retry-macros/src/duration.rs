@@ -136,7 +136,7 @@ fn literal(lit: &Lit, what: &str) -> syn::Result<Dur> {
             return Err(syn::Error::new(
                 span,
                 format!(
-                    "`{what}` is below one nanosecond, the smallest step of a `Duration`; for no wait at all, write `0s`"
+                    "`{what}` is below one nanosecond, the smallest step of a `Duration`: write `1ns` or more"
                 ),
             ));
         }

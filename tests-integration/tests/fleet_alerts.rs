@@ -40,18 +40,23 @@ fn child_fails_five_times() {
         return;
     };
     if mode == "shared" {
-        let alerts = FleetAlerts::connect_with_timeout(
-            &std::env::var(URL).unwrap(),
-            &std::env::var(SCOPE).unwrap(),
-            Duration::from_millis(200),
-        )
-        .unwrap();
-        share_alerts(alerts).unwrap();
+        share_with_the_fleet();
     }
     for _ in 0..5 {
         backend_down().unwrap_err();
     }
     println!("alerts={}", RAISED.load(Ordering::SeqCst));
+}
+
+/// A child's streaks counted in the Redis and scope its parent gave it.
+fn share_with_the_fleet() {
+    let alerts = FleetAlerts::connect_with_timeout(
+        &std::env::var(URL).unwrap(),
+        &std::env::var(SCOPE).unwrap(),
+        Duration::from_millis(200),
+    )
+    .unwrap();
+    share_alerts(alerts).unwrap();
 }
 
 fn alerts_of_four_processes(url: &str, mode: &str) -> u32 {
@@ -125,13 +130,7 @@ fn child_flaps() {
     let Some(mode) = std::env::var_os(FLAPPING) else {
         return;
     };
-    let alerts = FleetAlerts::connect_with_timeout(
-        &std::env::var(URL).unwrap(),
-        &std::env::var(SCOPE).unwrap(),
-        Duration::from_millis(200),
-    )
-    .unwrap();
-    share_alerts(alerts).unwrap();
+    share_with_the_fleet();
     for _ in 0..4 {
         backend_flaps().unwrap_err();
     }

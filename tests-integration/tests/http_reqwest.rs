@@ -566,17 +566,22 @@ fn text_blocking(
     runtime.block_on(text_once(client, url))
 }
 
+/// A runtime for the sync tests' bodies to drive their requests on.
+fn blocking_runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
 /// Untraced first: the first attempt runs before any call state is built,
 /// and its frame moves into the call the retries need. Then with a
 /// subscriber, when the whole call is made in the core. One test, so that
 /// no other sets a subscriber before the first half runs.
 #[test]
 fn a_sync_function_gives_up_at_once_when_asked_to_wait_an_hour() {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(1)
-        .enable_all()
-        .build()
-        .unwrap();
+    let runtime = blocking_runtime();
     let (addr, counts) = runtime.block_on(server());
     let client = reqwest::Client::new();
     let url = format!("http://{addr}/an-hour");
@@ -625,11 +630,7 @@ fn status_of(
 /// may be where the first call's was), decides on its own error alone.
 #[test]
 fn the_servers_word_kept_by_a_call_that_succeeded_is_not_the_next_calls() {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(1)
-        .enable_all()
-        .build()
-        .unwrap();
+    let runtime = blocking_runtime();
     let (addr, counts) = runtime.block_on(server());
     let client = reqwest::Client::new();
     for round in 1..=3 {

@@ -390,12 +390,13 @@ mod tests {
         // another begins a new round. Whichever goes first, the breaker
         // ends open and cooling down: no call may go until the cool-down
         // after that failure is over.
-        let breaker = RetryBreaker::new(0.5, 1, Duration::from_secs(10), Duration::from_secs(1), 2);
-        // Its clock starts at its first use: a cool-down must be able to
-        // have passed since it started.
-        let _ = breaker.nanos();
-        std::thread::sleep(Duration::from_millis(1_100));
-        let rounds = 20_000;
+        let mut breaker =
+            RetryBreaker::new(0.5, 1, Duration::from_secs(10), Duration::from_secs(60), 2);
+        // A cool-down must be able to have passed since its clock began; a
+        // long one, so that a loaded machine never sees it pass in a round.
+        let long_ago = std::time::Instant::now().checked_sub(Duration::from_secs(120));
+        breaker.epoch = Epoch::began(long_ago.expect("the machine has been up for two minutes"));
+        let rounds = 50_000;
         let start = Barrier::new(2);
         let done = Barrier::new(2);
         // Counted, not asserted, in the loop: a panic there would leave the

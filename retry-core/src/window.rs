@@ -31,6 +31,15 @@ impl Epoch {
         Epoch(OnceLock::new())
     }
 
+    /// An epoch that began at `at`, for tests that need time to have
+    /// passed since.
+    #[cfg(test)]
+    pub(crate) fn began(at: Instant) -> Epoch {
+        let epoch = Epoch::new();
+        let _ = epoch.0.set(at);
+        epoch
+    }
+
     /// Nanoseconds since the epoch.
     pub(crate) fn nanos(&self) -> u64 {
         let epoch = *self.0.get_or_init(Instant::now);

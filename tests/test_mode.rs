@@ -191,3 +191,49 @@ fn a_retry_made_as_a_threads_locals_are_destroyed_runs_and_waits_for_real() {
         assert_eq!(recorded, 0);
     }
 }
+
+#[retry(max = 2, backoff = fixed(10m))]
+fn waits_ten_minutes() -> io::Result<()> {
+    Err(ErrorKind::TimedOut.into())
+}
+
+/// Guards dropped in another order than they were made: each covers the
+/// thread's calls for as long as it lives, and no longer. On a thread of
+/// its own, so that a call that waited for real fails the test instead of
+/// holding it ten minutes.
+#[test]
+fn guards_dropped_out_of_order_cover_calls_while_they_live_and_no_longer() {
+    let (done, finished) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let older = reattempt::testing::instant();
+        let newer = reattempt::testing::instant();
+        drop(older);
+        waits_ten_minutes().unwrap_err();
+        let recorded = newer.delays();
+        drop(newer);
+        // Another thread's guard makes retries look for this thread's.
+        let (held, hold) = std::sync::mpsc::channel();
+        let (release, released) = std::sync::mpsc::channel::<()>();
+        let elsewhere = std::thread::spawn(move || {
+            let _guard = reattempt::testing::instant();
+            held.send(()).unwrap();
+            let _ = released.recv_timeout(Duration::from_secs(30));
+        });
+        hold.recv().unwrap();
+        let started = Instant::now();
+        let outcome = fails_once(&AtomicU32::new(1));
+        let took = started.elapsed();
+        release.send(()).unwrap();
+        elsewhere.join().unwrap();
+        done.send((recorded, outcome.unwrap(), took)).unwrap();
+    });
+    let (recorded, attempts, took) = finished
+        .recv_timeout(Duration::from_secs(20))
+        .expect("the call under the newer guard skipped its wait");
+    assert_eq!(recorded, [Duration::from_secs(600)]);
+    assert_eq!(attempts, 2);
+    assert!(
+        took >= Duration::from_millis(1),
+        "with no guard alive on its thread, the retry must wait for real; it took {took:?}"
+    );
+}

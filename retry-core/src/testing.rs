@@ -37,18 +37,32 @@ use std::sync::{Arc, Mutex, PoisonError};
 static GUARDS: AtomicUsize = AtomicUsize::new(0);
 
 thread_local! {
-    static RECORDING: RefCell<Option<Shared>> = const { RefCell::new(None) };
+    /// The recordings of the guards alive on this thread (and of the covered
+    /// future being polled), newest last: the newest records. A guard
+    /// takes its own out when it drops, whatever their order.
+    static RECORDING: RefCell<Vec<Shared>> = const { RefCell::new(Vec::new()) };
     /// On a worker thread of a multi-thread tokio runtime, the recording of
     /// the guard made on that runtime: weak, so that it ends with the guard.
     static WORKER: RefCell<Option<std::sync::Weak<Mutex<Vec<Duration>>>>> = const { RefCell::new(None) };
 }
 
-/// Makes `recording` this thread's, giving back the one it replaces. While
-/// the thread's locals are destroyed there is none to replace, and calls
-/// made then (from another value's destructor) wait for real, where a
-/// panic would abort the process.
-fn swap_recording(recording: Option<Shared>) -> Option<Shared> {
-    RECORDING.try_with(|r| r.replace(recording)).ok().flatten()
+/// Makes `recording` this thread's newest. While the thread's locals are
+/// destroyed there is no list to add it to, and calls made then (from
+/// another value's destructor) wait for real, where a panic would abort
+/// the process.
+fn push_recording(recording: &Shared) {
+    let _ = RECORDING.try_with(|r| r.borrow_mut().push(Arc::clone(recording)));
+}
+
+/// Takes the newest hold of `recording` off this thread's list, wherever
+/// it is: the guards made after it may still live.
+fn remove_recording(recording: &Shared) {
+    let _ = RECORDING.try_with(|r| {
+        let mut recordings = r.borrow_mut();
+        if let Some(at) = recordings.iter().rposition(|r| Arc::ptr_eq(r, recording)) {
+            recordings.remove(at);
+        }
+    });
 }
 
 /// The delays a guard records, shared with the tasks it covers.
@@ -56,6 +70,9 @@ type Shared = Arc<Mutex<Vec<Duration>>>;
 
 /// Makes the waits of retried calls on this thread return at once, until
 /// the returned guard is dropped.
+///
+/// With several guards alive on a thread, the newest records the waits;
+/// they may be dropped in any order.
 ///
 /// Async calls are covered when their future is polled on this thread, as
 /// on `#[tokio::test]`'s default current-thread runtime. Made inside a
@@ -72,13 +89,12 @@ type Shared = Arc<Mutex<Vec<Duration>>>;
 #[must_use = "waits are instant only while the guard lives: `let _ = instant()` drops it at once"]
 pub fn instant() -> InstantWaits {
     let recording = Shared::default();
-    let previous = swap_recording(Some(Arc::clone(&recording)));
+    push_recording(&recording);
     GUARDS.fetch_add(1, Ordering::SeqCst);
     #[cfg(feature = "tokio")]
     cover_workers(&recording);
     InstantWaits {
         recording,
-        previous,
         _not_send: PhantomData,
     }
 }
@@ -89,7 +105,6 @@ pub fn instant() -> InstantWaits {
 #[must_use = "waits are instant only while the guard lives"]
 pub struct InstantWaits {
     recording: Shared,
-    previous: Option<Shared>,
     _not_send: PhantomData<*const ()>,
 }
 
@@ -148,7 +163,7 @@ impl InstantWaits {
 
 impl Drop for InstantWaits {
     fn drop(&mut self) {
-        swap_recording(self.previous.take());
+        remove_recording(&self.recording);
         GUARDS.fetch_sub(1, Ordering::SeqCst);
     }
 }
@@ -166,17 +181,17 @@ impl<F: Future> Future for Covered<F> {
     type Output = F::Output;
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
-        struct Restore(Option<Shared>);
+        struct Restore<'a>(&'a Shared);
 
-        impl Drop for Restore {
+        impl Drop for Restore<'_> {
             fn drop(&mut self) {
-                swap_recording(self.0.take());
+                remove_recording(self.0);
             }
         }
 
         let this = &mut *self;
-        let previous = swap_recording(Some(Arc::clone(&this.recording)));
-        let _restore = Restore(previous);
+        push_recording(&this.recording);
+        let _restore = Restore(&this.recording);
         this.future.as_mut().poll(cx)
     }
 }
@@ -202,7 +217,7 @@ fn record(delay: Duration) -> Duration {
     // While the thread's locals are destroyed (a destructor's retried
     // call), there is no recording, and the call waits for real.
     let recording = RECORDING
-        .try_with(|r| r.borrow().clone())
+        .try_with(|r| r.borrow().last().cloned())
         .ok()
         .flatten()
         .or_else(|| {

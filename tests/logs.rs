@@ -261,3 +261,61 @@ fn a_server_delay_past_the_cap_is_logged_with_its_reason() {
     assert_eq!(field(&events[0], "reason"), "retry_after_too_long");
     assert_eq!(field(&events[0], "class"), "rate_limited");
 }
+
+/// Two types of one module, each with a retried `load`: both are named
+/// `logs::load` by default, which the attribute cannot tell apart.
+struct Orders;
+struct Invoices;
+
+impl Orders {
+    #[retry(max = 2, backoff = none)]
+    fn load(&self) -> io::Result<u32> {
+        Ok(1)
+    }
+}
+
+impl Invoices {
+    #[retry(max = 2, backoff = none)]
+    fn load(&self) -> io::Result<u32> {
+        Ok(2)
+    }
+}
+
+#[test]
+fn functions_named_alike_by_default_are_warned_about_once() {
+    let (events, text) = capture(|| {
+        for _ in 0..2 {
+            assert_eq!(Orders.load().unwrap(), 1);
+            assert_eq!(Invoices.load().unwrap(), 2);
+        }
+    });
+    assert_eq!(events.len(), 1, "{text}");
+    let event = &events[0];
+    assert_eq!(event["level"], "WARN");
+    assert_eq!(event["target"], "reattempt");
+    assert_eq!(field(event, "function"), "logs::load");
+    let message = field(event, "message").as_str().unwrap();
+    assert!(message.contains(r#"give each `name = "..."`"#), "{message}");
+}
+
+#[retry(name = "logs::shared", max = 2, backoff = none)]
+fn reads_one_way() -> io::Result<u32> {
+    Ok(1)
+}
+
+#[retry(name = "logs::shared", max = 2, backoff = none)]
+fn reads_another_way() -> io::Result<u32> {
+    Ok(2)
+}
+
+/// A name given with `name = ".."` may be shared on purpose: the counts of
+/// the functions that share it add up, and nothing is said.
+#[test]
+fn functions_given_one_name_share_it_without_a_warning() {
+    let (events, text) = capture(|| {
+        assert_eq!(reads_one_way().unwrap(), 1);
+        assert_eq!(reads_another_way().unwrap(), 2);
+    });
+    assert!(events.is_empty(), "{text}");
+    assert_eq!(reattempt::stats::get("logs::shared").unwrap().calls, 2);
+}

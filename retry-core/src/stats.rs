@@ -179,6 +179,10 @@ fn sites() -> impl Iterator<Item = &'static Site> {
 #[derive(Debug)]
 pub struct Site {
     name: &'static str,
+    /// Whether the name was given (`name = ".."`), so that functions may
+    /// share it on purpose; else it is the module's path and the
+    /// function's name, which methods of two types in one module share.
+    given: bool,
     registered: AtomicBool,
     next: AtomicPtr<Site>,
     first_try: AtomicU64,
@@ -249,6 +253,7 @@ impl Site {
     #[allow(clippy::declare_interior_mutable_const)]
     const UNNAMED: Site = Site {
         name: "",
+        given: false,
         registered: AtomicBool::new(false),
         next: AtomicPtr::new(ptr::null_mut()),
         first_try: AtomicU64::new(0),
@@ -279,6 +284,14 @@ impl Site {
         // they own nothing yet.
         #[allow(clippy::forget_non_drop)]
         mem::forget(mem::replace(&mut site.labels, export::Labels::new(name)));
+        site
+    }
+
+    /// The site of a function given the name `name` (`name = ".."`), which
+    /// other functions may share: their statistics add up.
+    pub const fn given(name: &'static str) -> Site {
+        let mut site = Site::new(name);
+        site.given = true;
         site
     }
 
@@ -336,9 +349,20 @@ impl Site {
         loop {
             self.next.store(head, Ordering::Release);
             match REGISTRY.compare_exchange(head, this, Ordering::AcqRel, Ordering::Acquire) {
-                Ok(_) => return,
+                Ok(_) => break,
                 Err(current) => head = current,
             }
+        }
+        // Of two sites named alike by default, the later to register finds
+        // the earlier behind it, and says so once.
+        let mut earlier = head;
+        // SAFETY: as in `sites`, the list holds only `&'static Site`s.
+        while let Some(site) = unsafe { earlier.as_ref() } {
+            if !self.given && !site.given && site.name == self.name {
+                named_alike(self.name);
+                return;
+            }
+            earlier = site.next.load(Ordering::Acquire);
         }
     }
 
@@ -475,6 +499,17 @@ impl Site {
         let bit = 1u32 << (kind % 32);
         self.invalid_policies.fetch_or(bit, Ordering::Relaxed) & bit == 0
     }
+}
+
+/// The warning for a function whose default name another function has.
+#[cold]
+fn named_alike(function: &'static str) {
+    tracing::warn!(
+        target: "reattempt",
+        function,
+        "two retried functions have this name (a function is named by its module and its own \
+         name, not its type's): their logs and statistics mix; give each `name = \"...\"`",
+    );
 }
 
 #[cfg(test)]

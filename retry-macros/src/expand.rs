@@ -83,7 +83,7 @@
 use std::borrow::Cow;
 
 use proc_macro2::{Punct, Spacing, Span, TokenStream, TokenTree};
-use quote::{ToTokens, quote_spanned};
+use quote::quote_spanned;
 use syn::spanned::Spanned;
 use syn::visit_mut::VisitMut;
 use syn::{AttrStyle, Ident, ReturnType, Type};
@@ -645,13 +645,15 @@ fn prelude(
 ) -> Prelude {
     let cut_ret = is_async.and_then(Option::as_ref);
     let is_async = is_async.is_some();
-    let name = match &args.name {
-        Some(name) => name.to_token_stream(),
+    // A given name may be shared on purpose; a default one only by
+    // mistake, which the site says at run time.
+    let site = match &args.name {
+        Some(name) => code!(#private::Site::given(#name)),
         None => {
             // One literal: a literal written in the template is parsed
             // from text each time the macro runs.
             let fn_name = format!("::{fn_name}");
-            code!(::core::concat!(::core::module_path!(), #fn_name))
+            code!(#private::Site::new(::core::concat!(::core::module_path!(), #fn_name)))
         }
     };
     let dynamic = args.policy.as_ref().map(|(_, expr)| expr);
@@ -696,7 +698,7 @@ fn prelude(
         (None, _) => code!(),
     };
     let prelude = code! {
-        static __RETRY_SITE: #private::Site = #private::Site::new(#name);
+        static __RETRY_SITE: #private::Site = #site;
         #policy
         #on
         #sleeper

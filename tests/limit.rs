@@ -3,7 +3,8 @@
 //! of waiting for a second one (which, with the limit full of such outer
 //! calls, would never come); `attempt_timeout` counts from the moment an
 //! attempt holds its permit; the deadline ends the wait for one where the
-//! error type can stand for a timeout; and an attempt that is cut, or
+//! error type can stand for a timeout, or a retry's last error can be
+//! returned instead; and an attempt that is cut, or
 //! dropped with its call, is dropped before its permit passes on.
 
 mod common;
@@ -258,16 +259,119 @@ async fn opaque_behind_a_slow_holder(attempts: &AtomicUsize) -> Result<(), Refus
     Err(Refused)
 }
 
-#[tokio::test(start_paused = true)]
-async fn without_a_timeout_error_a_retry_waits_for_its_permit_past_the_deadline() {
+/// An error type that cannot stand for a timeout: a retry that the
+/// deadline finds waiting for its permit does not run, and the call ends
+/// with the last attempt's error, which is all that happened.
+#[test]
+fn without_a_timeout_error_a_queued_retry_ends_at_the_deadline_with_the_last_error() {
     let attempts = AtomicUsize::new(0);
-    let started = tokio::time::Instant::now();
-    let error = opaque_behind_a_slow_holder(&attempts).await.unwrap_err();
-    // Nothing could stand for the call's end while it waited: the retry
-    // runs once it holds the permit, and no wait begins after it.
-    assert_eq!(attempts.load(Ordering::SeqCst), 2);
-    assert_eq!(error, Refused);
-    assert_eq!(started.elapsed(), HELD);
+    let mut seen = None;
+    let (events, _) = common::capture_logs(|| {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .start_paused(true)
+            .build()
+            .unwrap();
+        runtime.block_on(async {
+            let started = tokio::time::Instant::now();
+            let outcome = opaque_behind_a_slow_holder(&attempts).await;
+            seen = Some((outcome, started.elapsed()));
+        });
+    });
+    let (outcome, took) = seen.unwrap();
+    assert_eq!(outcome, Err(Refused));
+    assert_eq!(
+        attempts.load(Ordering::SeqCst),
+        1,
+        "the retry would have started after the deadline"
+    );
+    assert_eq!(took, Duration::from_millis(300));
+    let giving_up: Vec<_> = events
+        .iter()
+        .filter(|e| e["fields"]["message"] == "giving up")
+        .collect();
+    assert_eq!(giving_up.len(), 1, "{events:?}");
+    assert_eq!(giving_up[0]["fields"]["reason"], "deadline");
+    assert_eq!(giving_up[0]["fields"]["code"], "not_started");
+    assert_eq!(giving_up[0]["fields"]["error"], "refused");
+    let stats = reattempt::stats::get("limit::opaque_behind_a_slow_holder").unwrap();
+    assert_eq!((stats.give_ups.deadline, stats.attempts), (1, 1));
+    assert_eq!(
+        HELD_FOR_AN_OPAQUE_CALL.waiting(),
+        0,
+        "the call left the queue"
+    );
+}
+
+static HELD_FOR_AN_OPAQUE_SYNC_CALL: ConcurrencyLimit = ConcurrencyLimit::new(1);
+
+/// As [`sync_behind_a_slow_holder`], with an error type that cannot stand
+/// for a timeout.
+#[retry(on = |_: &Refused| true, max = 5, backoff = fixed(20ms), deadline = 300ms, limit = HELD_FOR_AN_OPAQUE_SYNC_CALL)]
+fn opaque_sync_behind_a_slow_holder(attempts: &AtomicUsize) -> Result<(), Refused> {
+    if attempts.fetch_add(1, Ordering::SeqCst) == 0 {
+        std::thread::spawn(|| {
+            let _permit = HELD_FOR_AN_OPAQUE_SYNC_CALL.acquire_blocking();
+            std::thread::sleep(HELD);
+        });
+        // Bounded: the holder queues at once, or the test fails below.
+        let queued = std::time::Instant::now();
+        while HELD_FOR_AN_OPAQUE_SYNC_CALL.waiting() == 0
+            && queued.elapsed() < Duration::from_secs(10)
+        {
+            std::thread::yield_now();
+        }
+    }
+    Err(Refused)
+}
+
+#[test]
+fn without_a_timeout_error_a_queued_sync_retry_ends_at_the_deadline_with_the_last_error() {
+    let attempts = AtomicUsize::new(0);
+    let started = std::time::Instant::now();
+    let outcome = opaque_sync_behind_a_slow_holder(&attempts);
+    let took = started.elapsed();
+    assert_eq!(outcome, Err(Refused));
+    assert_eq!(
+        attempts.load(Ordering::SeqCst),
+        1,
+        "the retry would have started after the deadline"
+    );
+    assert!(
+        took < HELD,
+        "the call waited for the permit past its deadline: {took:?}"
+    );
+    let stats = reattempt::stats::get("limit::opaque_sync_behind_a_slow_holder").unwrap();
+    assert_eq!((stats.give_ups.deadline, stats.attempts), (1, 1));
+    assert_eq!(
+        HELD_FOR_AN_OPAQUE_SYNC_CALL.waiting(),
+        0,
+        "the call left the queue"
+    );
+}
+
+static HELD_FOR_A_CALL_THAT_IS_NOT_SEND: ConcurrencyLimit = ConcurrencyLimit::new(1);
+
+/// An error that cannot go to another thread.
+#[derive(Debug, PartialEq)]
+struct Local(std::marker::PhantomData<*const ()>);
+
+/// Its last error could not be kept across the wait without making the
+/// function's future lose `Send`: its attempts wait for their permit as
+/// before.
+#[retry(on = |_: &Local| true, max = 2, backoff = none, deadline = 300ms, limit = HELD_FOR_A_CALL_THAT_IS_NOT_SEND)]
+async fn fails_with_an_error_that_is_not_send() -> Result<(), Local> {
+    Err(Local(std::marker::PhantomData))
+}
+
+fn is_send<T: Send>(value: T) -> T {
+    value
+}
+
+#[tokio::test]
+async fn an_error_that_is_not_send_leaves_the_future_send() {
+    let call = is_send(fails_with_an_error_that_is_not_send());
+    assert_eq!(call.await, Err(Local(std::marker::PhantomData)));
 }
 
 /// Makes a call of `call` while a task holds the only permit of `limit`

@@ -33,11 +33,13 @@ use crate::read_outcome::JudgeValue;
 use crate::spans::{self, Spans};
 use crate::stats::Site;
 use crate::timeout::AttemptTimeout;
+use instead::{ByTimeout, Instead};
 
 mod delay;
 mod failure;
 mod failure_state;
 mod first;
+pub(crate) mod instead;
 mod lazy;
 #[cfg(feature = "tokio")]
 mod next;
@@ -607,30 +609,33 @@ impl<'p, B: Backoff, C: Clock, S: Slot> Call<'p, B, C, S> {
     }
 
     /// [`scope`](Self::scope) for a call with a deadline, whose wait for a
-    /// permit of the concurrency limit ends at the deadline when
-    /// `from_timeout` can make an outcome of a timeout: the attempt does not
-    /// run, and its outcome is the timeout, as if it had run past the
-    /// deadline. Without `from_timeout` it waits for the permit however
+    /// permit of the concurrency limit ends at the deadline when something
+    /// can stand for the attempt's outcome ([`Instead`]): the attempt does
+    /// not run, and its outcome is that, as if it had run past the
+    /// deadline. With nothing to stand for it (a first attempt whose error
+    /// type has no `From<AttemptTimeout>`), it waits for the permit however
     /// long.
     #[inline]
     pub fn scope_within<R>(
         &self,
         policy: &Policy<B>,
-        from_timeout: Option<fn(AttemptTimeout) -> R>,
+        instead: impl Instead<R>,
         attempt: impl FnOnce() -> R,
     ) -> R {
         debug_assert!(core::ptr::eq(policy, self.policy), "the call's own policy");
         let _permit = match policy.limit {
-            Some(limit) if !current::holds(limit) => match (from_timeout, self.deadline_left()) {
-                (Some(from_timeout), Some(left)) => match limit.acquire_blocking_within(left) {
-                    Some(permit) => Some(permit),
-                    None => {
-                        self.never_ran();
-                        return from_timeout(AttemptTimeout::new(left));
-                    }
-                },
-                _ => Some(limit.acquire_blocking()),
-            },
+            Some(limit) if !current::holds(limit) => {
+                match (instead.stand(), self.deadline_left()) {
+                    (Some(stand), Some(left)) => match limit.acquire_blocking_within(left) {
+                        Some(permit) => Some(permit),
+                        None => {
+                            self.never_ran();
+                            return stand(left);
+                        }
+                    },
+                    _ => Some(limit.acquire_blocking()),
+                }
+            }
             _ => None,
         };
         current::holding(policy.limit, || {
@@ -656,15 +661,16 @@ impl<'p, B: Backoff, C: Clock, S: Slot> Call<'p, B, C, S> {
     }
 
     /// A [`limited`](Self::limited) attempt of a call with a deadline: the
-    /// wait for the permit ends at the deadline when `from_timeout` can make
-    /// an outcome of a timeout, and the attempt does not run; its outcome is
-    /// the timeout, as if it had run past the deadline. Once the attempt
-    /// holds its permit, its own timer ([`cut`](Self::cut)) bounds it.
+    /// wait for the permit ends at the deadline when something can stand
+    /// for the attempt's outcome ([`Instead`]), and the attempt does not
+    /// run; its outcome is that, as if it had run past the deadline. Once
+    /// the attempt holds its permit, its own timer ([`cut`](Self::cut))
+    /// bounds it.
     pub fn limited_within<'c, R, F, T, W>(
         &'c self,
         limited: Limited<'c, F>,
         sleep: T,
-        from_timeout: Option<fn(AttemptTimeout) -> R>,
+        instead: impl Instead<R> + 'c,
     ) -> impl Future<Output = R> + 'c
     where
         F: Future<Output = R> + 'c,
@@ -675,7 +681,7 @@ impl<'p, B: Backoff, C: Clock, S: Slot> Call<'p, B, C, S> {
         self.race::<NEVER_RAN, _, _, _, _>(
             limited,
             sleep,
-            from_timeout,
+            instead,
             Self::deadline_left,
             Limited::is_queued,
         )
@@ -715,18 +721,19 @@ impl<'p, B: Backoff, C: Clock, S: Slot> Call<'p, B, C, S> {
         self.race::<TIMED_OUT, _, _, _, _>(
             attempt,
             sleep,
-            from_timeout,
+            ByTimeout(from_timeout),
             Self::attempt_limit,
             |_| true,
         )
     }
 
-    /// `attempt` raced against a timer of `sleep`, when `from_timeout` can
-    /// make an outcome of a timeout: the attempt's outcome, or, if the timer
-    /// fires first, the timeout. The timer is set to what `left` gives and
-    /// polled while `runs` says that it runs; its firing is `FIRED`
-    /// ([`TIMED_OUT`], or [`NEVER_RAN`] for a wait for a permit). All three
-    /// are types, not values, so they take no room in the future. With no
+    /// `attempt` raced against a timer of `sleep`, when something can stand
+    /// for its outcome ([`Instead`]): the attempt's outcome, or, if the
+    /// timer fires first, what stands for it. The timer is set to what
+    /// `left` gives and polled while `runs` says that it runs; its firing
+    /// is `FIRED` ([`TIMED_OUT`], or [`NEVER_RAN`] for a wait for a
+    /// permit). All three are types, not values, so they take no room in
+    /// the future. With no
     /// time left at all (the deadline passed while the wait before it
     /// overran), the attempt does not start.
     #[allow(
@@ -737,7 +744,7 @@ impl<'p, B: Backoff, C: Clock, S: Slot> Call<'p, B, C, S> {
         &'c self,
         mut attempt: F,
         sleep: T,
-        from_timeout: Option<fn(AttemptTimeout) -> R>,
+        instead: impl Instead<R> + 'c,
         left: impl Fn(&Self) -> Option<Duration> + 'c,
         runs: impl Fn(&F) -> bool + 'c,
     ) -> impl Future<Output = R> + 'c
@@ -755,7 +762,7 @@ impl<'p, B: Backoff, C: Clock, S: Slot> Call<'p, B, C, S> {
             // SAFETY: `attempt` lives in this future's own state, which is
             // pinned, and is shadowed here, so it is never moved again.
             let attempt = unsafe { Pin::new_unchecked(&mut attempt) };
-            let (Some(from_timeout), Some(limit)) = (from_timeout, left(self)) else {
+            let (Some(stand), Some(limit)) = (instead.stand(), left(self)) else {
                 return attempt.await;
             };
             let fired = if limit.is_zero() {
@@ -771,7 +778,7 @@ impl<'p, B: Backoff, C: Clock, S: Slot> Call<'p, B, C, S> {
             } else {
                 self.timed_out.store(fired, Ordering::Relaxed);
             }
-            from_timeout(AttemptTimeout::new(limit))
+            stand(limit)
         }
     }
 

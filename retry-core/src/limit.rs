@@ -13,7 +13,8 @@
 //! none would ever be free.
 //!
 //! A call's deadline ends its wait for a permit when its error type can
-//! stand for a timeout: the attempt does not run.
+//! stand for a timeout, or, for a retry, when the last attempt's error can
+//! be returned instead: the attempt does not run.
 
 use core::future::Future;
 use core::pin::Pin;

@@ -9,6 +9,9 @@ use core::time::Duration;
 
 use crate::timeout::AttemptTimeout;
 
+pub use crate::attempt::instead::{
+    ByLast, ByTimeout, Instead, LastStands, NothingStands, TimeoutStands,
+};
 pub use crate::attempt::{
     Boxed, Call, Decision, FieldVisitor, Inline, LazyCall, no_fields, no_span, run_sync,
 };
@@ -29,7 +32,9 @@ pub use crate::jitter::Jitter;
 pub use crate::outcome::{Fallible, FromBreakerOpen, FromTimeout, Outcome};
 pub use crate::policy::Nested;
 pub use crate::policy::Policy;
-pub use crate::read_outcome::{ErrorProbe, Fallback, JudgeValue, NoFailure, Probe, ValueProbe};
+pub use crate::read_outcome::{
+    ErrorProbe, Fallback, JudgeValue, LastResort, NoFailure, Probe, ValueProbe,
+};
 pub use crate::stats::Site;
 pub use tracing;
 
@@ -310,6 +315,35 @@ impl<R> Fallback<R> {
     #[inline]
     pub fn __retry_from_timeout(&self) -> Option<fn(AttemptTimeout) -> R> {
         None
+    }
+}
+
+// Where a function with a `limit` and a deadline keeps its last failed
+// attempt's outcome, to stand for a retry that the deadline finds waiting
+// for its permit (`attempt::instead`): by the same resolution, nowhere
+// when `R: FromTimeout`, in an `Option` when `R: Send`, else nowhere.
+
+impl<R: FromTimeout> Probe<R> {
+    /// A timeout stands for an attempt that never ran.
+    #[inline]
+    pub fn __retry_last(&self) -> TimeoutStands<R> {
+        TimeoutStands::new()
+    }
+}
+
+impl<R: Send> Fallback<R> {
+    /// The last attempt's outcome stands for one that never ran.
+    #[inline]
+    pub fn __retry_last(&self) -> LastStands<R> {
+        LastStands::new()
+    }
+}
+
+impl<R> LastResort<R> {
+    /// Nothing stands for an attempt.
+    #[inline]
+    pub fn __retry_last(&self) -> NothingStands<R> {
+        NothingStands::new()
     }
 }
 

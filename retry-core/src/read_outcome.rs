@@ -39,6 +39,11 @@ pub struct Probe<T: ?Sized>(Fallback<T>);
 #[derive(Debug)]
 pub struct Fallback<T: ?Sized>(PhantomData<fn() -> *const T>);
 
+/// What a [`Fallback`] derefs to, for the methods that pick by two bounds
+/// in turn: its own apply when neither holds.
+#[derive(Debug)]
+pub struct LastResort<T: ?Sized>(PhantomData<fn() -> *const T>);
+
 /// The probe of an outcome's error type.
 pub type ErrorProbe<R> = Probe<<R as crate::outcome::Outcome>::Error>;
 
@@ -62,6 +67,15 @@ impl<T: ?Sized> Probe<T> {
 impl<T: ?Sized> Default for Probe<T> {
     fn default() -> Probe<T> {
         Probe::new()
+    }
+}
+
+impl<T: ?Sized> Deref for Fallback<T> {
+    type Target = LastResort<T>;
+
+    #[inline]
+    fn deref(&self) -> &LastResort<T> {
+        const { &LastResort(PhantomData) }
     }
 }
 

@@ -194,8 +194,8 @@ pub fn expand(mut args: Args, function: Function) -> syn::Result<TokenStream> {
                 code!({ #(#inner_attrs)* #import #moved #items #looped })
             } else {
                 let scope = match parts.queue_cut(&args) {
-                    Some(from_timeout) => code! {
-                        __retry_call.scope_within(#policy, #from_timeout, || #annotation #block)
+                    Some(instead) => code! {
+                        __retry_call.scope_within(#policy, #instead, || #annotation #block)
                     },
                     None => code!(__retry_call.scope(#policy, || #annotation #block)),
                 };
@@ -363,14 +363,26 @@ impl Parts<'_> {
                 }
             }
         };
+        // The outcome goes out of scope before the wait, so that nothing
+        // of a failed attempt is held across it (nor kept in the future's
+        // state), except where it may stand for the next attempt.
+        let (last, decided) = match self.last_kept(args) {
+            Some(last) => (
+                last,
+                code! {
+                    let __retry_delay = { #decided };
+                    __retry_last.keep(#outcome);
+                    __retry_delay
+                },
+            ),
+            None => (code!(), decided),
+        };
         code! {
             #refusal
+            #last
             loop {
                 __retry_call.begin_attempt();
                 #before
-                // The outcome goes out of scope before the wait, so that
-                // nothing of a failed attempt is held across it (nor kept in
-                // the future's state).
                 let __retry_delay = {
                     let #outcome = #attempt;
                     #fallible
@@ -492,8 +504,8 @@ impl Parts<'_> {
         // The deadline also ends the wait for a permit, where it can.
         let queued = self.queue_cut(args);
         match (&args.limit, timed, queued) {
-            (Some(_), Some(timed), Some(from_timeout)) => code! {
-                __retry_call.limited_within(__retry_call.limited(#timed), #timer, #from_timeout) #wait
+            (Some(_), Some(timed), Some(instead)) => code! {
+                __retry_call.limited_within(__retry_call.limited(#timed), #timer, #instead) #wait
             },
             (Some(_), Some(timed), None) => code!(__retry_call.limited(#timed) #wait),
             // Without a timer there is no deadline to end the wait.
@@ -504,14 +516,26 @@ impl Parts<'_> {
     }
 
     /// For a function with a `limit` and a deadline (its own, or one a
-    /// dynamic policy may set), how its outcome is made from a timeout, if
-    /// it can be: what lets the deadline end the wait for a permit.
+    /// dynamic policy may set), what stands for an attempt that the
+    /// deadline finds waiting for its permit: a timeout, or the last
+    /// attempt's outcome, kept in `__retry_last` ([`Self::last_kept`]).
     fn queue_cut(&self, args: &Args) -> Option<TokenStream> {
-        let private = self.private;
-        let ret = self.ret.as_ref()?;
+        self.keeps_last(args).then(|| code!(__retry_last.instead()))
+    }
+
+    /// Whether the loop keeps its last failed attempt's outcome, to stand
+    /// for an attempt that the deadline finds waiting for its permit.
+    fn keeps_last(&self, args: &Args) -> bool {
         let deadline = args.deadline.is_some() || args.policy.is_some();
-        (args.limit.is_some() && deadline)
-            .then(|| code!(#private::Probe::<#ret>::new().__retry_from_timeout()))
+        self.ret.is_some() && args.limit.is_some() && deadline && !self.waits_in_next
+    }
+
+    /// Where the loop keeps it: made before the loop, of a type picked by
+    /// the outcome type (nothing where a timeout stands for the attempt).
+    fn last_kept(&self, args: &Args) -> Option<TokenStream> {
+        let private = self.private;
+        let ret = self.ret.as_ref().filter(|_| self.keeps_last(args))?;
+        Some(code!(let mut __retry_last = #private::Probe::<#ret>::new().__retry_last();))
     }
 
     /// How the core reads an outcome, as `decide`'s arguments: classifier,

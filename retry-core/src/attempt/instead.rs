@@ -1,0 +1,118 @@
+//! What stands for an attempt that never ran: the deadline came while it
+//! waited for its permit of a `limit`. A timeout, where the outcome type
+//! can be made of one; else the last attempt's outcome, which is all that
+//! happened, kept from that attempt's end until the next one starts.
+//!
+//! The expansion makes the place it keeps that outcome with
+//! `Probe::<R>::new().__retry_last()`, which method resolution picks by
+//! `R`: [`TimeoutStands`] for an outcome type that is `FromTimeout`, which
+//! keeps nothing; [`LastStands`] for any other that is `Send`, so that
+//! keeping it across the wait leaves an async function's future as `Send`
+//! as it was; [`NothingStands`] for the rest, whose attempts wait for their
+//! permit however long.
+
+use core::marker::PhantomData;
+use core::time::Duration;
+
+use crate::outcome::FromTimeout;
+use crate::timeout::AttemptTimeout;
+
+/// What an attempt's outcome is if the deadline comes before it runs; with
+/// nothing, the attempt waits for its permit however long. A trait, so
+/// that an async attempt's future holds a value of the outcome type only
+/// where one is kept: it is `Send` as before for any other.
+pub trait Instead<R> {
+    /// What stands for the attempt, if anything: made into its outcome
+    /// with the time the attempt was given.
+    fn stand(self) -> Option<impl FnOnce(Duration) -> R>;
+}
+
+/// A timeout stands for the attempt, where the outcome type can be made of
+/// one.
+#[derive(Debug)]
+pub struct ByTimeout<R>(pub(crate) Option<fn(AttemptTimeout) -> R>);
+
+impl<R> Instead<R> for ByTimeout<R> {
+    #[inline]
+    fn stand(self) -> Option<impl FnOnce(Duration) -> R> {
+        self.0
+            .map(|from_timeout| move |given| from_timeout(AttemptTimeout::new(given)))
+    }
+}
+
+/// The last attempt's outcome stands for the attempt, where there was one.
+#[derive(Debug)]
+pub struct ByLast<R>(Option<R>);
+
+impl<R> Instead<R> for ByLast<R> {
+    #[inline]
+    fn stand(self) -> Option<impl FnOnce(Duration) -> R> {
+        self.0.map(|last| move |_| last)
+    }
+}
+
+/// An outcome type made of a timeout: the timeout stands for an attempt
+/// that never ran, and no outcome is kept.
+#[derive(Debug)]
+pub struct TimeoutStands<R>(PhantomData<fn() -> R>);
+
+impl<R: FromTimeout> TimeoutStands<R> {
+    pub(crate) const fn new() -> TimeoutStands<R> {
+        TimeoutStands(PhantomData)
+    }
+
+    /// Drops the outcome of an attempt that failed: a timeout will stand
+    /// for the next.
+    #[inline(always)]
+    pub fn keep(&mut self, _outcome: R) {}
+
+    /// The timeout stands for the next attempt.
+    #[inline(always)]
+    pub fn instead(&mut self) -> ByTimeout<R> {
+        ByTimeout(Some(R::from_timeout))
+    }
+}
+
+/// Any other outcome type that is `Send`: the last failed attempt's
+/// outcome stands for the next attempt, which never ran.
+#[derive(Debug)]
+pub struct LastStands<R>(Option<R>);
+
+impl<R> LastStands<R> {
+    pub(crate) const fn new() -> LastStands<R> {
+        LastStands(None)
+    }
+
+    /// Keeps the outcome of an attempt that failed, to stand for the next.
+    #[inline(always)]
+    pub fn keep(&mut self, outcome: R) {
+        self.0 = Some(outcome);
+    }
+
+    /// The last outcome stands for the next attempt, if there was one: a
+    /// first attempt has none.
+    #[inline(always)]
+    pub fn instead(&mut self) -> ByLast<R> {
+        ByLast(self.0.take())
+    }
+}
+
+/// An outcome type that is neither: nothing stands for an attempt.
+#[derive(Debug)]
+pub struct NothingStands<R>(PhantomData<fn() -> R>);
+
+impl<R> NothingStands<R> {
+    pub(crate) const fn new() -> NothingStands<R> {
+        NothingStands(PhantomData)
+    }
+
+    /// Drops the outcome of an attempt that failed.
+    #[inline(always)]
+    pub fn keep(&mut self, _outcome: R) {}
+
+    /// Nothing stands for the next attempt.
+    #[inline(always)]
+    pub fn instead(&mut self) -> ByTimeout<R> {
+        ByTimeout(None)
+    }
+}

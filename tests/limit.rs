@@ -135,22 +135,41 @@ fn timed_out(error: &io::Error) -> bool {
 /// its first attempt deposited.
 static SYNC_TOKENS: RetryBudget = RetryBudget::new(1.0, 0, Duration::from_secs(600));
 
-/// Fails, and at its first attempt makes a thread queue for the permit
-/// this attempt holds, to keep it for `HELD`.
-#[retry(max = 5, backoff = fixed(20ms), deadline = 300ms, limit = HELD_FOR_A_WHILE, budget = SYNC_TOKENS)]
-fn sync_behind_a_slow_holder(attempts: &AtomicUsize) -> io::Result<()> {
+/// Counts an attempt, and at the first makes a thread queue for the
+/// permit of `limit` that this attempt holds, to keep it for `HELD`.
+fn queue_a_slow_holder_at_first(attempts: &AtomicUsize, limit: &'static ConcurrencyLimit) {
     if attempts.fetch_add(1, Ordering::SeqCst) == 0 {
-        std::thread::spawn(|| {
-            let _permit = HELD_FOR_A_WHILE.acquire_blocking();
+        std::thread::spawn(move || {
+            let _permit = limit.acquire_blocking();
             std::thread::sleep(HELD);
         });
         // Bounded: the holder queues at once, or the test fails below.
         let queued = std::time::Instant::now();
-        while HELD_FOR_A_WHILE.waiting() == 0 && queued.elapsed() < Duration::from_secs(10) {
+        while limit.waiting() == 0 && queued.elapsed() < Duration::from_secs(10) {
             std::thread::yield_now();
         }
     }
+}
+
+/// Fails, and at its first attempt makes a thread queue for the permit
+/// this attempt holds, to keep it for `HELD`.
+#[retry(max = 5, backoff = fixed(20ms), deadline = 300ms, limit = HELD_FOR_A_WHILE, budget = SYNC_TOKENS)]
+fn sync_behind_a_slow_holder(attempts: &AtomicUsize) -> io::Result<()> {
+    queue_a_slow_holder_at_first(attempts, &HELD_FOR_A_WHILE);
     Err(io::ErrorKind::ConnectionRefused.into())
+}
+
+/// The one "giving up" event among `events`, which must be for the
+/// deadline, with the code of an attempt that never ran.
+fn the_give_up_for_an_attempt_that_never_ran(events: &[serde_json::Value]) -> &serde_json::Value {
+    let giving_up: Vec<_> = events
+        .iter()
+        .filter(|e| e["fields"]["message"] == "giving up")
+        .collect();
+    assert_eq!(giving_up.len(), 1, "{events:?}");
+    assert_eq!(giving_up[0]["fields"]["reason"], "deadline");
+    assert_eq!(giving_up[0]["fields"]["code"], "not_started");
+    giving_up[0]
 }
 
 #[test]
@@ -161,13 +180,7 @@ fn a_sync_retry_queued_for_a_permit_ends_at_the_deadline_without_running() {
     let (events, _) = common::capture_logs(|| outcome = Some(sync_behind_a_slow_holder(&attempts)));
     let took = started.elapsed();
     let error = outcome.unwrap().unwrap_err();
-    let giving_up: Vec<_> = events
-        .iter()
-        .filter(|e| e["fields"]["message"] == "giving up")
-        .collect();
-    assert_eq!(giving_up.len(), 1, "{events:?}");
-    assert_eq!(giving_up[0]["fields"]["reason"], "deadline");
-    assert_eq!(giving_up[0]["fields"]["code"], "not_started");
+    the_give_up_for_an_attempt_that_never_ran(&events);
     assert_eq!(
         attempts.load(Ordering::SeqCst),
         1,
@@ -279,28 +292,36 @@ fn without_a_timeout_error_a_queued_retry_ends_at_the_deadline_with_the_last_err
         });
     });
     let (outcome, took) = seen.unwrap();
+    ended_with_the_last_error(
+        outcome,
+        &attempts,
+        "limit::opaque_behind_a_slow_holder",
+        &HELD_FOR_AN_OPAQUE_CALL,
+    );
+    assert_eq!(took, Duration::from_millis(300));
+    let giving_up = the_give_up_for_an_attempt_that_never_ran(&events);
+    assert_eq!(giving_up["fields"]["error"], "refused");
+}
+
+/// What a call of an error type that cannot stand for a timeout shows when
+/// the deadline finds its retry waiting for a permit: the first attempt's
+/// error, no second attempt, a give-up for the deadline, and no one of it
+/// left in the queue.
+fn ended_with_the_last_error(
+    outcome: Result<(), Refused>,
+    attempts: &AtomicUsize,
+    function: &str,
+    limit: &ConcurrencyLimit,
+) {
     assert_eq!(outcome, Err(Refused));
     assert_eq!(
         attempts.load(Ordering::SeqCst),
         1,
         "the retry would have started after the deadline"
     );
-    assert_eq!(took, Duration::from_millis(300));
-    let giving_up: Vec<_> = events
-        .iter()
-        .filter(|e| e["fields"]["message"] == "giving up")
-        .collect();
-    assert_eq!(giving_up.len(), 1, "{events:?}");
-    assert_eq!(giving_up[0]["fields"]["reason"], "deadline");
-    assert_eq!(giving_up[0]["fields"]["code"], "not_started");
-    assert_eq!(giving_up[0]["fields"]["error"], "refused");
-    let stats = reattempt::stats::get("limit::opaque_behind_a_slow_holder").unwrap();
+    let stats = reattempt::stats::get(function).unwrap();
     assert_eq!((stats.give_ups.deadline, stats.attempts), (1, 1));
-    assert_eq!(
-        HELD_FOR_AN_OPAQUE_CALL.waiting(),
-        0,
-        "the call left the queue"
-    );
+    assert_eq!(limit.waiting(), 0, "the call left the queue");
 }
 
 static HELD_FOR_AN_OPAQUE_SYNC_CALL: ConcurrencyLimit = ConcurrencyLimit::new(1);
@@ -309,19 +330,7 @@ static HELD_FOR_AN_OPAQUE_SYNC_CALL: ConcurrencyLimit = ConcurrencyLimit::new(1)
 /// for a timeout.
 #[retry(on = |_: &Refused| true, max = 5, backoff = fixed(20ms), deadline = 300ms, limit = HELD_FOR_AN_OPAQUE_SYNC_CALL)]
 fn opaque_sync_behind_a_slow_holder(attempts: &AtomicUsize) -> Result<(), Refused> {
-    if attempts.fetch_add(1, Ordering::SeqCst) == 0 {
-        std::thread::spawn(|| {
-            let _permit = HELD_FOR_AN_OPAQUE_SYNC_CALL.acquire_blocking();
-            std::thread::sleep(HELD);
-        });
-        // Bounded: the holder queues at once, or the test fails below.
-        let queued = std::time::Instant::now();
-        while HELD_FOR_AN_OPAQUE_SYNC_CALL.waiting() == 0
-            && queued.elapsed() < Duration::from_secs(10)
-        {
-            std::thread::yield_now();
-        }
-    }
+    queue_a_slow_holder_at_first(attempts, &HELD_FOR_AN_OPAQUE_SYNC_CALL);
     Err(Refused)
 }
 
@@ -331,22 +340,15 @@ fn without_a_timeout_error_a_queued_sync_retry_ends_at_the_deadline_with_the_las
     let started = std::time::Instant::now();
     let outcome = opaque_sync_behind_a_slow_holder(&attempts);
     let took = started.elapsed();
-    assert_eq!(outcome, Err(Refused));
-    assert_eq!(
-        attempts.load(Ordering::SeqCst),
-        1,
-        "the retry would have started after the deadline"
+    ended_with_the_last_error(
+        outcome,
+        &attempts,
+        "limit::opaque_sync_behind_a_slow_holder",
+        &HELD_FOR_AN_OPAQUE_SYNC_CALL,
     );
     assert!(
         took < HELD,
         "the call waited for the permit past its deadline: {took:?}"
-    );
-    let stats = reattempt::stats::get("limit::opaque_sync_behind_a_slow_holder").unwrap();
-    assert_eq!((stats.give_ups.deadline, stats.attempts), (1, 1));
-    assert_eq!(
-        HELD_FOR_AN_OPAQUE_SYNC_CALL.waiting(),
-        0,
-        "the call left the queue"
     );
 }
 

@@ -376,6 +376,28 @@ async fn an_error_that_is_not_send_leaves_the_future_send() {
     assert_eq!(call.await, Err(Local(std::marker::PhantomData)));
 }
 
+static SHARED_BY_BORROWING_CALLS: ConcurrencyLimit = ConcurrencyLimit::new(1);
+
+/// Outcomes that borrow an argument, with a timeout to stand for an
+/// attempt and without: rustc checks such futures for `Send` with their
+/// lifetimes erased, which a trait bound tying two types' lifetimes fails.
+#[retry(max = 2, backoff = none, deadline = 300ms, limit = SHARED_BY_BORROWING_CALLS)]
+async fn echoes<'a>(text: &'a str) -> io::Result<&'a str> {
+    Ok(text)
+}
+
+#[retry(on = |_: &Refused| true, max = 2, backoff = none, deadline = 300ms, limit = SHARED_BY_BORROWING_CALLS)]
+async fn echoes_or_refuses<'a>(text: &'a str) -> Result<&'a str, Refused> {
+    Ok(text)
+}
+
+#[tokio::test]
+async fn a_limited_call_with_a_deadline_whose_outcome_borrows_is_send() {
+    let text = String::from("echo");
+    assert_eq!(is_send(echoes(&text)).await.unwrap(), "echo");
+    assert_eq!(is_send(echoes_or_refuses(&text)).await.unwrap(), "echo");
+}
+
 /// Makes a call of `call` while a task holds the only permit of `limit`
 /// for `HELD`: the call's error, how many attempts its body started, and
 /// how long it took.

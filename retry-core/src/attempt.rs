@@ -624,18 +624,19 @@ impl<'p, B: Backoff, C: Clock, S: Slot> Call<'p, B, C, S> {
     ) -> R {
         debug_assert!(core::ptr::eq(policy, self.policy), "the call's own policy");
         let _permit = match policy.limit {
-            Some(limit) if !current::holds(limit) => {
-                match (instead.stand(), self.deadline_left()) {
-                    (Some(stand), Some(left)) => match limit.acquire_blocking_within(left) {
-                        Some(permit) => Some(permit),
-                        None => {
+            Some(limit) if !current::holds(limit) => match self.deadline_left() {
+                Some(left) if instead.stands() => match limit.acquire_blocking_within(left) {
+                    Some(permit) => Some(permit),
+                    None => match instead.outcome(left) {
+                        Some(outcome) => {
                             self.never_ran();
-                            return stand(left);
+                            return outcome;
                         }
+                        None => Some(limit.acquire_blocking()),
                     },
-                    _ => Some(limit.acquire_blocking()),
-                }
-            }
+                },
+                _ => Some(limit.acquire_blocking()),
+            },
             _ => None,
         };
         current::holding(policy.limit, || {
@@ -761,24 +762,30 @@ impl<'p, B: Backoff, C: Clock, S: Slot> Call<'p, B, C, S> {
             // Pinned where it is, as `tokio::pin!` pins, not moved again.
             // SAFETY: `attempt` lives in this future's own state, which is
             // pinned, and is shadowed here, so it is never moved again.
-            let attempt = unsafe { Pin::new_unchecked(&mut attempt) };
-            let (Some(stand), Some(limit)) = (instead.stand(), left(self)) else {
-                return attempt.await;
+            let mut attempt = unsafe { Pin::new_unchecked(&mut attempt) };
+            let limit = match left(self) {
+                Some(limit) if instead.stands() => limit,
+                _ => return attempt.await,
             };
             let fired = if limit.is_zero() {
                 NEVER_RAN
             } else {
-                match first_of(attempt, pin!(sleep(limit)), runs).await {
+                match first_of(attempt.as_mut(), pin!(sleep(limit)), runs).await {
                     Some(outcome) => return outcome,
                     None => FIRED,
                 }
+            };
+            // `stands` said that something does; were it wrong, the
+            // attempt would go on, not the call end without an outcome.
+            let Some(outcome) = instead.outcome(limit) else {
+                return attempt.await;
             };
             if fired == NEVER_RAN {
                 self.never_ran();
             } else {
                 self.timed_out.store(fired, Ordering::Relaxed);
             }
-            stand(limit)
+            outcome
         }
     }
 

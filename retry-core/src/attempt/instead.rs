@@ -20,11 +20,16 @@ use crate::timeout::AttemptTimeout;
 /// What an attempt's outcome is if the deadline comes before it runs; with
 /// nothing, the attempt waits for its permit however long. A trait, so
 /// that an async attempt's future holds a value of the outcome type only
-/// where one is kept: it is `Send` as before for any other.
+/// where one is kept: it is `Send` as before for any other. Its methods
+/// give plain types: an associated or opaque type held across an await
+/// would fail rustc's check of `Send` for futures whose outcome borrows.
 pub trait Instead<R> {
-    /// What stands for the attempt, if anything: made into its outcome
-    /// with the time the attempt was given.
-    fn stand(self) -> Option<impl FnOnce(Duration) -> R>;
+    /// Whether something stands for the attempt.
+    fn stands(&self) -> bool;
+
+    /// The outcome of an attempt that was given `given` and never ran;
+    /// `None` when nothing stands for it.
+    fn outcome(self, given: Duration) -> Option<R>;
 }
 
 /// A timeout stands for the attempt, where the outcome type can be made of
@@ -34,9 +39,14 @@ pub struct ByTimeout<R>(pub(crate) Option<fn(AttemptTimeout) -> R>);
 
 impl<R> Instead<R> for ByTimeout<R> {
     #[inline]
-    fn stand(self) -> Option<impl FnOnce(Duration) -> R> {
+    fn stands(&self) -> bool {
+        self.0.is_some()
+    }
+
+    #[inline]
+    fn outcome(self, given: Duration) -> Option<R> {
         self.0
-            .map(|from_timeout| move |given| from_timeout(AttemptTimeout::new(given)))
+            .map(|from_timeout| from_timeout(AttemptTimeout::new(given)))
     }
 }
 
@@ -46,8 +56,13 @@ pub struct ByLast<R>(Option<R>);
 
 impl<R> Instead<R> for ByLast<R> {
     #[inline]
-    fn stand(self) -> Option<impl FnOnce(Duration) -> R> {
-        self.0.map(|last| move |_| last)
+    fn stands(&self) -> bool {
+        self.0.is_some()
+    }
+
+    #[inline]
+    fn outcome(self, _given: Duration) -> Option<R> {
+        self.0
     }
 }
 

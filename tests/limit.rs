@@ -352,6 +352,40 @@ fn without_a_timeout_error_a_queued_sync_retry_ends_at_the_deadline_with_the_las
     );
 }
 
+static FREE_FOR_A_TRACKED_CALL: ConcurrencyLimit = ConcurrencyLimit::new(1);
+
+static TRACKED_DROPPED: AtomicUsize = AtomicUsize::new(0);
+
+/// An error that counts its drops, and cannot stand for a timeout.
+#[derive(Debug)]
+struct Tracked;
+
+impl Drop for Tracked {
+    fn drop(&mut self) {
+        TRACKED_DROPPED.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+/// Fails at once, then gives how many errors were dropped when its second
+/// attempt ran.
+#[retry(on = |_: &Tracked| true, max = 2, backoff = none, deadline = 60s, limit = FREE_FOR_A_TRACKED_CALL)]
+fn drops_seen_by_the_retry(attempts: &AtomicUsize) -> Result<usize, Tracked> {
+    if attempts.fetch_add(1, Ordering::SeqCst) == 0 {
+        return Err(Tracked);
+    }
+    Ok(TRACKED_DROPPED.load(Ordering::SeqCst))
+}
+
+/// The last error, kept to stand for a retry that the deadline might find
+/// waiting for its permit, is dropped once the retry holds its permit:
+/// the body never runs beside it.
+#[test]
+fn a_sync_retry_runs_after_the_last_error_it_kept_is_dropped() {
+    let attempts = AtomicUsize::new(0);
+    assert_eq!(drops_seen_by_the_retry(&attempts).unwrap(), 1);
+    assert_eq!(attempts.load(Ordering::SeqCst), 2);
+}
+
 static HELD_FOR_A_CALL_THAT_IS_NOT_SEND: ConcurrencyLimit = ConcurrencyLimit::new(1);
 
 /// An error that cannot go to another thread.

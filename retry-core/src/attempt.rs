@@ -26,6 +26,7 @@ use crate::export;
 use crate::give_up::GiveUp;
 use crate::hooks::Context;
 use crate::jitter::Rng;
+use crate::limit::{ConcurrencyLimit, Permit};
 use crate::outcome::Outcome;
 use crate::outcome::{FromBreakerOpen, FromTimeout};
 use crate::policy::Policy;
@@ -624,26 +625,45 @@ impl<'p, B: Backoff, C: Clock, S: Slot> Call<'p, B, C, S> {
     ) -> R {
         debug_assert!(core::ptr::eq(policy, self.policy), "the call's own policy");
         let _permit = match policy.limit {
-            Some(limit) if !current::holds(limit) => match self.deadline_left() {
-                Some(left) if instead.stands() => match limit.acquire_blocking_within(left) {
-                    Some(permit) => Some(permit),
-                    None => match instead.outcome(left) {
-                        Some(outcome) => {
-                            self.never_ran();
-                            return outcome;
-                        }
-                        None => Some(limit.acquire_blocking()),
-                    },
-                },
-                _ => Some(limit.acquire_blocking()),
+            Some(limit) if !current::holds(limit) => match self.permit_or(limit, instead) {
+                Ok(permit) => Some(permit),
+                Err(outcome) => return outcome,
             },
-            _ => None,
+            _ => {
+                drop(instead);
+                None
+            }
         };
         current::holding(policy.limit, || {
             self.attempt_starts();
             let _span = InSpan::enter(self.attempt_span());
             self.frame.enter(attempt)
         })
+    }
+
+    /// A permit of `limit`, waited for until the deadline when something
+    /// stands for the attempt, else however long; or, when the deadline
+    /// came first, what stands for the attempt, which never ran. What
+    /// stands for it is dropped here, not held while the attempt runs.
+    fn permit_or<'l, R>(
+        &self,
+        limit: &'l ConcurrencyLimit,
+        instead: impl Instead<R>,
+    ) -> Result<Permit<'l>, R> {
+        if let Some(left) = self.deadline_left()
+            && instead.stands()
+        {
+            if let Some(permit) = limit.acquire_blocking_within(left) {
+                return Ok(permit);
+            }
+            // `stands` said that something does; were it wrong, the wait
+            // would go on, not the call end without an outcome.
+            if let Some(outcome) = instead.outcome(left) {
+                self.never_ran();
+                return Err(outcome);
+            }
+        }
+        Ok(limit.acquire_blocking())
     }
 
     /// An async attempt that [`attempt()`](crate::attempt()) sees on every

@@ -352,28 +352,38 @@ fn without_a_timeout_error_a_queued_sync_retry_ends_at_the_deadline_with_the_las
     );
 }
 
-static FREE_FOR_A_TRACKED_CALL: ConcurrencyLimit = ConcurrencyLimit::new(1);
+static FREE_FOR_TRACKED_CALLS: ConcurrencyLimit = ConcurrencyLimit::new(2);
 
-static TRACKED_DROPPED: AtomicUsize = AtomicUsize::new(0);
-
-/// An error that counts its drops, and cannot stand for a timeout.
+/// An error that counts its drops in its counter, and cannot stand for a
+/// timeout.
 #[derive(Debug)]
-struct Tracked;
+struct Tracked(&'static AtomicUsize);
 
 impl Drop for Tracked {
     fn drop(&mut self) {
-        TRACKED_DROPPED.fetch_add(1, Ordering::SeqCst);
+        self.0.fetch_add(1, Ordering::SeqCst);
     }
 }
 
 /// Fails at once, then gives how many errors were dropped when its second
 /// attempt ran.
-#[retry(on = |_: &Tracked| true, max = 2, backoff = none, deadline = 60s, limit = FREE_FOR_A_TRACKED_CALL)]
+#[retry(on = |_: &Tracked| true, max = 2, backoff = none, deadline = 60s, limit = FREE_FOR_TRACKED_CALLS)]
 fn drops_seen_by_the_retry(attempts: &AtomicUsize) -> Result<usize, Tracked> {
+    static DROPPED: AtomicUsize = AtomicUsize::new(0);
     if attempts.fetch_add(1, Ordering::SeqCst) == 0 {
-        return Err(Tracked);
+        return Err(Tracked(&DROPPED));
     }
-    Ok(TRACKED_DROPPED.load(Ordering::SeqCst))
+    Ok(DROPPED.load(Ordering::SeqCst))
+}
+
+#[retry(on = |_: &Tracked| true, max = 2, backoff = none, deadline = 60s, limit = FREE_FOR_TRACKED_CALLS)]
+async fn drops_seen_by_the_async_retry(attempts: &AtomicUsize) -> Result<usize, Tracked> {
+    static DROPPED: AtomicUsize = AtomicUsize::new(0);
+    if attempts.fetch_add(1, Ordering::SeqCst) == 0 {
+        return Err(Tracked(&DROPPED));
+    }
+    tokio::task::yield_now().await;
+    Ok(DROPPED.load(Ordering::SeqCst))
 }
 
 /// The last error, kept to stand for a retry that the deadline might find
@@ -383,6 +393,13 @@ fn drops_seen_by_the_retry(attempts: &AtomicUsize) -> Result<usize, Tracked> {
 fn a_sync_retry_runs_after_the_last_error_it_kept_is_dropped() {
     let attempts = AtomicUsize::new(0);
     assert_eq!(drops_seen_by_the_retry(&attempts).unwrap(), 1);
+    assert_eq!(attempts.load(Ordering::SeqCst), 2);
+}
+
+#[tokio::test]
+async fn an_async_retry_runs_after_the_last_error_it_kept_is_dropped() {
+    let attempts = AtomicUsize::new(0);
+    assert_eq!(drops_seen_by_the_async_retry(&attempts).await.unwrap(), 1);
     assert_eq!(attempts.load(Ordering::SeqCst), 2);
 }
 

@@ -257,17 +257,20 @@ fn timeout_class(cut: u8) -> Classification {
 }
 
 /// The outcome of `attempt`, or `None` if `timer` fires first; the timer is
-/// polled only while `timed` says that it runs.
+/// polled only while `timed` says that it runs, and `untimed` is called
+/// when it does not.
 async fn first_of<F: Future, W: Future<Output = ()>>(
     mut attempt: Pin<&mut F>,
     mut timer: Pin<&mut W>,
     timed: impl Fn(&F) -> bool,
+    mut untimed: impl FnMut(),
 ) -> Option<F::Output> {
     poll_fn(|cx| {
         if let Poll::Ready(outcome) = attempt.as_mut().poll(cx) {
             return Poll::Ready(Some(outcome));
         }
         if !timed(&attempt) {
+            untimed();
             return Poll::Pending;
         }
         timer.as_mut().poll(cx).map(|()| None)
@@ -787,17 +790,22 @@ impl<'p, B: Backoff, C: Clock, S: Slot> Call<'p, B, C, S> {
                 Some(limit) if instead.stands() => limit,
                 _ => return attempt.await,
             };
+            // Dropped once the timer no longer runs (the attempt holds its
+            // permit), so that the attempt never runs beside it.
+            let mut instead = Some(instead);
             let fired = if limit.is_zero() {
                 NEVER_RAN
             } else {
-                match first_of(attempt.as_mut(), pin!(sleep(limit)), runs).await {
+                let timer = pin!(sleep(limit));
+                match first_of(attempt.as_mut(), timer, runs, || instead = None).await {
                     Some(outcome) => return outcome,
                     None => FIRED,
                 }
             };
-            // `stands` said that something does; were it wrong, the
-            // attempt would go on, not the call end without an outcome.
-            let Some(outcome) = instead.outcome(limit) else {
+            // `stands` said that something does, and the timer fired while
+            // it ran; were either wrong, the attempt would go on, not the
+            // call end without an outcome.
+            let Some(outcome) = instead.and_then(|instead| instead.outcome(limit)) else {
                 return attempt.await;
             };
             if fired == NEVER_RAN {

@@ -275,7 +275,9 @@ impl Site {
         labels: export::Labels::new(""),
     };
 
-    /// The site of the function named `name`.
+    /// The site of a function named `name` by default (its module's path
+    /// and its own name): the first call of another function named alike
+    /// logs a warning.
     pub const fn new(name: &'static str) -> Site {
         let mut site = Site::UNNAMED;
         site.name = name;
@@ -353,12 +355,15 @@ impl Site {
                 Err(current) => head = current,
             }
         }
+        if self.given {
+            return;
+        }
         // Of two sites named alike by default, the later to register finds
         // the earlier behind it, and says so once.
         let mut earlier = head;
         // SAFETY: as in `sites`, the list holds only `&'static Site`s.
         while let Some(site) = unsafe { earlier.as_ref() } {
-            if !self.given && !site.given && site.name == self.name {
+            if !site.given && site.name == self.name {
                 named_alike(self.name);
                 return;
             }

@@ -92,7 +92,7 @@ pub enum Decision {
 ///     call.decide(
 ///         &policy,
 ///         &outcome,
-///         &|_| Classification::transient(),
+///         |_| Classification::transient(),
 ///         |e, f| f.write_str(e),
 ///         NoFailure,
 ///         tracing::Span::none,
@@ -428,11 +428,11 @@ impl<'p, B: Backoff, C: Clock, S: Slot> Call<'p, B, C, S> {
     /// takes it.
     #[inline]
     #[allow(clippy::too_many_arguments)]
-    pub fn decide<R, D, V, L, A>(
+    pub fn decide<R, F, D, V, L, A>(
         &mut self,
         policy: &Policy<B>,
         outcome: &R,
-        classify: &dyn Fn(&R::Error) -> Classification,
+        classify: F,
         describe: D,
         judge_value: V,
         span: L,
@@ -440,6 +440,7 @@ impl<'p, B: Backoff, C: Clock, S: Slot> Call<'p, B, C, S> {
     ) -> Decision
     where
         R: Outcome + ?Sized,
+        F: Fn(&R::Error) -> Classification,
         D: Fn(&R::Error, &mut fmt::Formatter<'_>) -> fmt::Result,
         V: JudgeValue<R::Value>,
         L: Fn() -> Span,
@@ -451,7 +452,7 @@ impl<'p, B: Backoff, C: Clock, S: Slot> Call<'p, B, C, S> {
                 Some(class) => self.failed(class, &FailedValue(class), &span, &fields),
                 None => self.succeeded(policy, &span),
             },
-            Err(error) => self.error_failed(error, classify, &describe, &span, &fields),
+            Err(error) => self.error_failed(error, &classify, &describe, &span, &fields),
         }
     }
 
@@ -1084,7 +1085,7 @@ mod tests {
         call.decide(
             policy,
             &Err::<(), &str>("boom"),
-            &|_| class,
+            |_| class,
             describe,
             NoFailure,
             Span::none,
@@ -1103,7 +1104,7 @@ mod tests {
         let decision = call.decide(
             &policy,
             &Ok::<u8, ()>(7),
-            &|_| unreachable!(),
+            |_| unreachable!(),
             |_, _| Ok(()),
             NoFailure,
             Span::none,

@@ -20,7 +20,7 @@
 //!         let __retry_out = __retry_call
 //!             .next(attempt::<Result<String, Error>, _>(async { body }))
 //!             .await;
-//!         if !__retry_call.retries(ConstPolicy::<..>::REF, &__retry_out, &classify, describe, judge) {
+//!         if !__retry_call.retries(ConstPolicy::<..>::REF, &__retry_out, classify, describe, judge) {
 //!             return __retry_out;
 //!         }
 //!     }
@@ -304,7 +304,7 @@ impl Parts<'_> {
                 loop {
                     let #outcome = #attempt;
                     #fallible
-                    if !__retry_call.#retries(#policy, #borrowed, &#classify, #describe, #judge_value) {
+                    if !__retry_call.#retries(#policy, #borrowed, #classify, #describe, #judge_value) {
                         return #outcome;
                     }
                 }
@@ -546,11 +546,8 @@ impl Parts<'_> {
         let judge_value = self.judge_value(args, Source::Outcome);
         let (span, fields) = self.span_and_fields(args);
         let describe = self.describe();
-        // By reference, as `run_sync` takes it: a `&dyn` that the core
-        // calls out of line anyway, and an error type without a
-        // classification reported once, at the type.
         code! {
-            &#classify,
+            #classify,
             #describe,
             #judge_value,
             #span,

@@ -50,7 +50,7 @@ use crate::stats::Site;
 ///     call.decide(
 ///         &POLICY,
 ///         &outcome,
-///         &|_| Classification::transient(),
+///         |_| Classification::transient(),
 ///         |e, f| f.write_str(e),
 ///         NoFailure,
 ///         tracing::Span::none,
@@ -167,11 +167,11 @@ impl<'p, B: Backoff, C: Clock + Copy> LazyCall<'p, B, C> {
     /// [`Call::decide`] does; `policy` is the call's own policy again.
     #[inline]
     #[allow(clippy::too_many_arguments)]
-    pub fn decide<R, D, V, L, A>(
+    pub fn decide<R, F, D, V, L, A>(
         &mut self,
         policy: &'p Policy<B>,
         outcome: &R,
-        classify: &dyn Fn(&R::Error) -> Classification,
+        classify: F,
         describe: D,
         judge_value: V,
         span: L,
@@ -179,6 +179,7 @@ impl<'p, B: Backoff, C: Clock + Copy> LazyCall<'p, B, C> {
     ) -> Decision
     where
         R: Outcome + ?Sized,
+        F: Fn(&R::Error) -> Classification,
         D: Fn(&R::Error, &mut fmt::Formatter<'_>) -> fmt::Result,
         V: JudgeValue<R::Value>,
         L: Fn() -> Span,
@@ -252,16 +253,17 @@ impl<'p, B: Backoff, C: Clock + Copy> LazyCall<'p, B, C> {
     /// retry, the next attempt ([`next`](Self::next)) waits out its delay
     /// on tokio's timer before it runs.
     #[inline]
-    pub fn retries<R, D, V>(
+    pub fn retries<R, F, D, V>(
         &mut self,
         policy: &'p Policy<B>,
         outcome: &R,
-        classify: &dyn Fn(&R::Error) -> Classification,
+        classify: F,
         describe: D,
         judge_value: V,
     ) -> bool
     where
         R: Outcome + ?Sized,
+        F: Fn(&R::Error) -> Classification,
         D: Fn(&R::Error, &mut fmt::Formatter<'_>) -> fmt::Result,
         V: JudgeValue<R::Value>,
     {
@@ -359,7 +361,7 @@ mod tests {
         call.decide(
             policy,
             &outcome,
-            &|_| Classification::transient(),
+            |_| Classification::transient(),
             |e, f| f.write_str(e),
             NoFailure,
             Span::none,

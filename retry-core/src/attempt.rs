@@ -757,9 +757,8 @@ impl<'p, B: Backoff, C: Clock, S: Slot> Call<'p, B, C, S> {
     /// `left` gives and polled while `runs` says that it runs; its firing
     /// is `FIRED` ([`TIMED_OUT`], or [`NEVER_RAN`] for a wait for a
     /// permit). All three are types, not values, so they take no room in
-    /// the future. With no
-    /// time left at all (the deadline passed while the wait before it
-    /// overran), the attempt does not start.
+    /// the future. With no time left at all (the deadline passed while the
+    /// wait before it overran), the attempt does not start.
     #[allow(
         clippy::manual_async_fn,
         reason = "an async fn would hold the attempt twice"

@@ -193,7 +193,7 @@ pub fn expand(mut args: Args, function: Function) -> syn::Result<TokenStream> {
                     parts.early_first_attempt(&args, code!(#capture || #annotation #block));
                 code!({ #(#inner_attrs)* #import #moved #items #looped })
             } else {
-                let scope = match parts.queue_cut(&args) {
+                let scope = match parts.instead(&args) {
                     Some(instead) => code! {
                         __retry_call.scope_within(#policy, #instead, || #annotation #block)
                     },
@@ -502,8 +502,8 @@ impl Parts<'_> {
             },
         });
         // The deadline also ends the wait for a permit, where it can.
-        let queued = self.queue_cut(args);
-        match (&args.limit, timed, queued) {
+        let instead = self.instead(args);
+        match (&args.limit, timed, instead) {
             (Some(_), Some(timed), Some(instead)) => code! {
                 __retry_call.limited_within(__retry_call.limited(#timed), #timer, #instead) #wait
             },
@@ -519,7 +519,7 @@ impl Parts<'_> {
     /// dynamic policy may set), what stands for an attempt that the
     /// deadline finds waiting for its permit: a timeout, or the last
     /// attempt's outcome, kept in `__retry_last` ([`Self::last_kept`]).
-    fn queue_cut(&self, args: &Args) -> Option<TokenStream> {
+    fn instead(&self, args: &Args) -> Option<TokenStream> {
         self.keeps_last(args).then(|| code!(__retry_last.instead()))
     }
 

@@ -433,6 +433,34 @@ async fn with_an_error_that_is_not_send_the_future_stays_send_and_a_retry_waits(
     assert_eq!(started.elapsed(), HELD);
 }
 
+static HELD_FOR_A_SYNC_CALL_THAT_IS_NOT_SEND: ConcurrencyLimit = ConcurrencyLimit::new(1);
+
+/// A sync function has no future to keep `Send`: its last error stands for
+/// a retry queued at the deadline, whatever its type.
+#[retry(on = |_: &Local| true, max = 5, backoff = fixed(20ms), deadline = 300ms, limit = HELD_FOR_A_SYNC_CALL_THAT_IS_NOT_SEND)]
+fn sync_not_send_behind_a_slow_holder(attempts: &AtomicUsize) -> Result<(), Local> {
+    queue_a_slow_holder_at_first(attempts, &HELD_FOR_A_SYNC_CALL_THAT_IS_NOT_SEND);
+    Err(Local(std::marker::PhantomData))
+}
+
+#[test]
+fn a_sync_retry_queued_at_the_deadline_ends_with_a_last_error_that_is_not_send() {
+    let attempts = AtomicUsize::new(0);
+    let started = std::time::Instant::now();
+    let outcome = sync_not_send_behind_a_slow_holder(&attempts);
+    let took = started.elapsed();
+    assert_eq!(outcome, Err(Local(std::marker::PhantomData)));
+    assert_eq!(
+        attempts.load(Ordering::SeqCst),
+        1,
+        "the retry would have started after the deadline"
+    );
+    assert!(
+        took < HELD,
+        "the call waited for the permit past its deadline: {took:?}"
+    );
+}
+
 static SHARED_BY_BORROWING_CALLS: ConcurrencyLimit = ConcurrencyLimit::new(1);
 
 /// Outcomes that borrow an argument, with a timeout to stand for an

@@ -34,7 +34,7 @@ use crate::read_outcome::JudgeValue;
 use crate::spans::{self, Spans};
 use crate::stats::Site;
 use crate::timeout::AttemptTimeout;
-use instead::{ByTimeout, Instead};
+use instead::{ByTimeout, Instead, NoLast};
 
 mod delay;
 mod failure;
@@ -46,7 +46,7 @@ mod lazy;
 mod next;
 
 pub use failure_state::{Boxed, FailureState, Inline, Slot};
-pub use first::run_sync;
+pub use first::{run_sync, run_sync_within};
 pub use lazy::LazyCall;
 #[cfg(feature = "tokio")]
 pub use next::Next;
@@ -632,16 +632,47 @@ impl<'p, B: Backoff, C: Clock, S: Slot> Call<'p, B, C, S> {
                 Ok(permit) => Some(permit),
                 Err(outcome) => return outcome,
             },
-            _ => {
-                drop(instead);
-                None
-            }
+            _ => match self.overran(instead, || self.deadline_left()) {
+                Some(outcome) => return outcome,
+                None => None,
+            },
         };
         current::holding(policy.limit, || {
             self.attempt_starts();
             let _span = InSpan::enter(self.attempt_span());
             self.frame.enter(attempt)
         })
+    }
+
+    /// What stands for a retry whose wait ended at or past the deadline (a
+    /// timer that fired late), which then does not start; `None` for any
+    /// other attempt. `instead` is dropped either way, before the attempt
+    /// runs. A first attempt had no wait, and reads no clock here.
+    /// `left` is the time left, read only for such a retry.
+    #[inline]
+    fn overran<R>(
+        &self,
+        instead: impl Instead<R>,
+        left: impl FnOnce() -> Option<Duration>,
+    ) -> Option<R> {
+        if instead.stands()
+            && self.retry_pending.load(Ordering::Relaxed) != NO_RETRY
+            && left().is_some_and(|left| left.is_zero())
+        {
+            return self.instead_of_late(instead);
+        }
+        instead.discard();
+        None
+    }
+
+    /// [`overran`](Self::overran)'s outcome, out of line: only a wait that
+    /// ran late reaches it.
+    #[cold]
+    #[inline(never)]
+    fn instead_of_late<R>(&self, instead: impl Instead<R>) -> Option<R> {
+        let outcome = instead.outcome(Duration::ZERO)?;
+        self.never_ran();
+        Some(outcome)
     }
 
     /// A permit of `limit`, waited for until the deadline when something
@@ -656,7 +687,11 @@ impl<'p, B: Backoff, C: Clock, S: Slot> Call<'p, B, C, S> {
         if let Some(left) = self.deadline_left()
             && instead.stands()
         {
-            if let Some(permit) = limit.acquire_blocking_within(left) {
+            // With no time left (the wait before it ran late), the attempt
+            // does not start even where a permit is free.
+            if !left.is_zero()
+                && let Some(permit) = limit.acquire_blocking_within(left)
+            {
                 return Ok(permit);
             }
             // `stands` said that something does; were it wrong, the wait
@@ -706,6 +741,7 @@ impl<'p, B: Backoff, C: Clock, S: Slot> Call<'p, B, C, S> {
             limited,
             sleep,
             instead,
+            NoLast,
             Self::deadline_left,
             Limited::is_queued,
         )
@@ -725,16 +761,20 @@ impl<'p, B: Backoff, C: Clock, S: Slot> Call<'p, B, C, S> {
     {
         // `cut`'s future itself: awaited in an async fn of its own, the
         // attempt would be held twice.
-        self.cut(attempt, sleep, Some(R::from_timeout))
+        self.cut(attempt, sleep, Some(R::from_timeout), NoLast)
     }
 
     /// [`timed`](Self::timed) when `from_timeout` can make an outcome of a
-    /// timeout; otherwise the attempt runs to its end.
+    /// timeout; otherwise the attempt runs to its end. Where the wait
+    /// before a retry ran past the deadline, the retry does not start: the
+    /// timeout stands for it, or else `late` (the last attempt's outcome),
+    /// if something does.
     pub fn cut<'c, R, F, T, W>(
         &'c self,
         attempt: F,
         sleep: T,
         from_timeout: Option<fn(AttemptTimeout) -> R>,
+        late: impl Instead<R> + 'c,
     ) -> impl Future<Output = R> + 'c
     where
         F: Future<Output = R> + 'c,
@@ -746,6 +786,7 @@ impl<'p, B: Backoff, C: Clock, S: Slot> Call<'p, B, C, S> {
             attempt,
             sleep,
             ByTimeout(from_timeout),
+            late,
             Self::attempt_limit,
             |_| true,
         )
@@ -758,7 +799,9 @@ impl<'p, B: Backoff, C: Clock, S: Slot> Call<'p, B, C, S> {
     /// is `FIRED` ([`TIMED_OUT`], or [`NEVER_RAN`] for a wait for a
     /// permit). All three are types, not values, so they take no room in
     /// the future. With no time left at all (the deadline passed while the
-    /// wait before it overran), the attempt does not start.
+    /// wait before it overran), the attempt does not start: what stands
+    /// for it is `instead`'s outcome, or, for a retry, `late`'s, which is
+    /// dropped before the attempt runs.
     #[allow(
         clippy::manual_async_fn,
         reason = "an async fn would hold the attempt twice"
@@ -768,6 +811,7 @@ impl<'p, B: Backoff, C: Clock, S: Slot> Call<'p, B, C, S> {
         mut attempt: F,
         sleep: T,
         instead: impl Instead<R> + 'c,
+        late: impl Instead<R> + 'c,
         left: impl Fn(&Self) -> Option<Duration> + 'c,
         runs: impl Fn(&F) -> bool + 'c,
     ) -> impl Future<Output = R> + 'c
@@ -785,9 +829,17 @@ impl<'p, B: Backoff, C: Clock, S: Slot> Call<'p, B, C, S> {
             // SAFETY: `attempt` lives in this future's own state, which is
             // pinned, and is shadowed here, so it is never moved again.
             let mut attempt = unsafe { Pin::new_unchecked(&mut attempt) };
-            let limit = match left(self) {
-                Some(limit) if instead.stands() => limit,
-                _ => return attempt.await,
+            // In a block of its own, so that the time left is not kept in
+            // the future across the awaits below.
+            let limit = {
+                let left = left(self);
+                if let Some(outcome) = self.overran(late, || left) {
+                    return outcome;
+                }
+                left.filter(|_| instead.stands())
+            };
+            let Some(limit) = limit else {
+                return attempt.await;
             };
             // Dropped once the timer no longer runs (the attempt holds its
             // permit), so that the attempt never runs beside it.

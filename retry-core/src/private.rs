@@ -10,10 +10,11 @@ use core::time::Duration;
 use crate::timeout::AttemptTimeout;
 
 pub use crate::attempt::instead::{
-    ByLast, ByTimeout, Instead, LastStands, NothingStands, TimeoutStands,
+    ByLast, ByTimeout, Instead, LastStands, NoLast, NothingStands, TimeoutStands,
 };
 pub use crate::attempt::{
     Boxed, Call, Decision, FieldVisitor, Inline, LazyCall, no_fields, no_span, run_sync,
+    run_sync_within,
 };
 pub use crate::backoff::{Exponential, Fibonacci, Fixed, Linear, NoBackoff};
 pub use crate::class::Classification;
@@ -318,15 +319,22 @@ impl<R> Fallback<R> {
     }
 }
 
-// Where a function with a `limit` and a deadline keeps its last failed
-// attempt's outcome, to stand for a retry that the deadline finds waiting
-// for its permit (`attempt::instead`): by the same resolution, nowhere
-// when `R: FromTimeout`, in an `Option` when `R: Send`, else nowhere.
+// Where a function with a deadline keeps its last failed attempt's
+// outcome, to stand for a retry that the deadline finds waiting for its
+// permit or after a wait that ran late (`attempt::instead`): by the same
+// resolution, nowhere when `R: FromTimeout`, in an `Option` when `R: Send`
+// (any `R` for a sync function), else nowhere.
 
 impl<R: FromTimeout> Probe<R> {
     /// A timeout stands for an attempt that never ran.
     #[inline]
     pub fn __retry_last(&self) -> TimeoutStands<R> {
+        TimeoutStands::new()
+    }
+
+    /// A timeout stands for a sync attempt that never ran.
+    #[inline]
+    pub fn __retry_last_sync(&self) -> TimeoutStands<R> {
         TimeoutStands::new()
     }
 }
@@ -335,6 +343,15 @@ impl<R: Send> Fallback<R> {
     /// The last attempt's outcome stands for one that never ran.
     #[inline]
     pub fn __retry_last(&self) -> LastStands<R> {
+        LastStands::new()
+    }
+}
+
+impl<R> Fallback<R> {
+    /// The last attempt's outcome stands for a sync attempt that never
+    /// ran: no future holds it.
+    #[inline]
+    pub fn __retry_last_sync(&self) -> LastStands<R> {
         LastStands::new()
     }
 }

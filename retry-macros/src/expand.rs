@@ -415,11 +415,20 @@ impl Parts<'_> {
             Some(_) => code!(&__retry_sleep),
             None => code!(#private::thread_sleep),
         };
+        // What stands for an attempt that a wait ran past the deadline:
+        // probed only where there is a deadline.
+        let (run, from_timeout) = match (&args.deadline, self.ret) {
+            (Some(_), Some(ret)) => (
+                code!(run_sync_within),
+                code!(#private::Probe::<#ret>::new().__retry_from_timeout(),),
+            ),
+            _ => (code!(run_sync), code!()),
+        };
         // The body's closure is bound first, so that the outcome's type is
         // known when the closures that read it pick their methods.
         code! {
             let __retry_body = #body;
-            let #outcome = #private::run_sync(
+            let #outcome = #private::#run(
                 #policy,
                 &__RETRY_SITE,
                 __retry_body,
@@ -427,6 +436,7 @@ impl Parts<'_> {
                 &#classify,
                 #describe,
                 #sleep,
+                #from_timeout
             );
             #fallible
             #outcome
@@ -497,9 +507,18 @@ impl Parts<'_> {
                 let timed = Ident::new("timed", self.return_span);
                 code!(__retry_call.#timed(#scoped, #timer))
             }
-            Some(ret) => code! {
-                __retry_call.cut(#scoped, #timer, #private::Probe::<#ret>::new().__retry_from_timeout())
-            },
+            Some(ret) => {
+                // After a wait that ran past the deadline, a retry does not
+                // start: a limit's wait for a permit sees to it where there
+                // is one, else this.
+                let late = match args.limit {
+                    None if self.keeps_last(args) => code!(__retry_last.late()),
+                    _ => code!(#private::NoLast),
+                };
+                code! {
+                    __retry_call.cut(#scoped, #timer, #private::Probe::<#ret>::new().__retry_from_timeout(), #late)
+                }
+            }
         });
         // The deadline also ends the wait for a permit, where it can.
         let instead = self.instead(args);
@@ -515,27 +534,34 @@ impl Parts<'_> {
         }
     }
 
-    /// For a function with a `limit` and a deadline (its own, or one a
-    /// dynamic policy may set), what stands for an attempt that the
-    /// deadline finds waiting for its permit: a timeout, or the last
-    /// attempt's outcome, kept in `__retry_last` ([`Self::last_kept`]).
+    /// For a function with a deadline (its own, or one a dynamic policy
+    /// may set), what stands for an attempt that the deadline finds
+    /// waiting for its permit of a `limit`, or that the wait before it ran
+    /// past the deadline: a timeout, or the last attempt's outcome, kept in
+    /// `__retry_last` ([`Self::last_kept`]).
     fn instead(&self, args: &Args) -> Option<TokenStream> {
         self.keeps_last(args).then(|| code!(__retry_last.instead()))
     }
 
     /// Whether the loop keeps its last failed attempt's outcome, to stand
-    /// for an attempt that the deadline finds waiting for its permit.
+    /// for an attempt that the deadline comes before.
     fn keeps_last(&self, args: &Args) -> bool {
         let deadline = args.deadline.is_some() || args.policy.is_some();
-        self.ret.is_some() && args.limit.is_some() && deadline && !self.waits_in_next
+        self.ret.is_some() && deadline && !self.waits_in_next
     }
 
     /// Where the loop keeps it: made before the loop, of a type picked by
-    /// the outcome type (nothing where a timeout stands for the attempt).
+    /// the outcome type (nothing where a timeout stands for the attempt,
+    /// nor where an async function's future would not be `Send` with it).
     fn last_kept(&self, args: &Args) -> Option<TokenStream> {
         let private = self.private;
         let ret = self.ret.as_ref().filter(|_| self.keeps_last(args))?;
-        Some(code!(let mut __retry_last = #private::Probe::<#ret>::new().__retry_last();))
+        let slot = if self.is_async {
+            code!(__retry_last)
+        } else {
+            code!(__retry_last_sync)
+        };
+        Some(code!(let mut __retry_last = #private::Probe::<#ret>::new().#slot();))
     }
 
     /// How the core reads an outcome, as `decide`'s arguments: classifier,

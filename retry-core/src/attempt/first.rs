@@ -11,7 +11,10 @@ use core::sync::atomic::Ordering;
 use core::time::Duration;
 
 use super::failure_state::{self, Inline, Made};
-use super::{Call, Decision, FailedValue, no_fields, no_span, starts, success_seen};
+use super::{
+    Call, Decision, FailedValue, NEVER_RAN, RAN, no_fields, no_span, starts, success_seen,
+    timeout_class,
+};
 use crate::backoff::Backoff;
 use crate::class::Classification;
 use crate::clock::{Clock, SystemClock, SystemReading};
@@ -22,6 +25,7 @@ use crate::policy::Policy;
 use crate::read_outcome::{DynJudge, JudgeValue};
 use crate::spans;
 use crate::stats::Site;
+use crate::timeout::AttemptTimeout;
 
 /// How a call whose first attempt ran began: that attempt's frame (with
 /// the call's id, if the body drew it) and the call's start time.
@@ -47,16 +51,87 @@ struct Started {
 ///
 /// Only for a policy without a concurrency limit, whose permit only a call
 /// holds: the expansion calls this for no other.
-#[inline]
-#[allow(clippy::too_many_arguments)]
+#[inline(always)]
 pub fn run_sync<B, R, A, V, D, S>(
     policy: &'static Policy<B>,
     site: &'static Site,
-    mut attempt: A,
+    attempt: A,
     judge_value: V,
     classify: &dyn Fn(&R::Error) -> Classification,
     describe: D,
     sleep: S,
+) -> R
+where
+    B: Backoff,
+    R: Outcome,
+    A: FnMut() -> R,
+    V: JudgeValue<R::Value>,
+    D: Fn(&R::Error, &mut fmt::Formatter<'_>) -> fmt::Result,
+    S: Fn(Duration),
+{
+    let means = Means {
+        classify,
+        describe,
+        sleep,
+        from_timeout: None,
+    };
+    run::<_, _, _, _, _, _, false>(policy, site, attempt, judge_value, means)
+}
+
+/// [`run_sync`] for a policy with a deadline: `from_timeout` makes the
+/// outcome of an attempt that the deadline came before (the wait for it
+/// ran late), where the outcome type is made of a timeout; else the last
+/// attempt's outcome stands for it. A function of its own, so that a
+/// function without a deadline calls one that does not name the outcome
+/// type beyond its error's, and a return type that is no outcome is told
+/// so without a note that points into this crate.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+pub fn run_sync_within<B, R, A, V, D, S>(
+    policy: &'static Policy<B>,
+    site: &'static Site,
+    attempt: A,
+    judge_value: V,
+    classify: &dyn Fn(&R::Error) -> Classification,
+    describe: D,
+    sleep: S,
+    from_timeout: Option<fn(AttemptTimeout) -> R>,
+) -> R
+where
+    B: Backoff,
+    R: Outcome,
+    A: FnMut() -> R,
+    V: JudgeValue<R::Value>,
+    D: Fn(&R::Error, &mut fmt::Formatter<'_>) -> fmt::Result,
+    S: Fn(Duration),
+{
+    let means = Means {
+        classify,
+        describe,
+        sleep,
+        from_timeout,
+    };
+    run::<_, _, _, _, _, _, true>(policy, site, attempt, judge_value, means)
+}
+
+/// What [`run_sync`] reads a sync function's outcomes with, and waits
+/// with.
+struct Means<'a, R: Outcome, D, S> {
+    classify: &'a dyn Fn(&R::Error) -> Classification,
+    describe: D,
+    sleep: S,
+    from_timeout: Option<fn(AttemptTimeout) -> R>,
+}
+
+/// [`run_sync`] and [`run_sync_within`]: `WITHIN` says whether the policy
+/// has a deadline.
+#[inline]
+fn run<B, R, A, V, D, S, const WITHIN: bool>(
+    policy: &'static Policy<B>,
+    site: &'static Site,
+    mut attempt: A,
+    judge_value: V,
+    means: Means<'_, R, D, S>,
 ) -> R
 where
     B: Backoff,
@@ -95,14 +170,21 @@ where
         (Some(outcome), Some(started))
     };
     // Built here and handed over whole: the rest reads it where it is.
+    let Means {
+        classify,
+        describe,
+        sleep,
+        from_timeout,
+    } = means;
     let last = LastAttempt {
         outcome: ManuallyDrop::new(outcome),
         attempt: &mut attempt,
         classify,
         describe: &describe,
         judge_value: judged,
+        from_timeout,
     };
-    rest_sync(policy, site, last, started, &sleep)
+    rest_sync::<B, R, WITHIN>(policy, site, last, started, &sleep)
 }
 
 /// Whether an attempt's outcome is a success: a value `judge_value` does
@@ -147,9 +229,10 @@ pub(super) fn first_succeeded<B, C: Clock>(
 /// and outcome type, and the loop in it, `rest_of_call`, once for each
 /// backoff type, so that an annotated function compiles little more than
 /// its body and its first attempt. The policy is read from memory there,
-/// on the failure path only.
+/// on the failure path only. Both are made twice where functions of one
+/// backoff type have a deadline and others have none (`WITHIN`).
 #[inline(never)]
-fn rest_sync<B: Backoff, R: Outcome>(
+fn rest_sync<B: Backoff, R: Outcome, const WITHIN: bool>(
     policy: &Policy<B>,
     site: &'static Site,
     mut last: LastAttempt<'_, R>,
@@ -158,7 +241,7 @@ fn rest_sync<B: Backoff, R: Outcome>(
 ) -> R {
     // How the call started is read where the first attempt left it: only
     // the call state copies its frame.
-    rest_of_call(policy, site, started.as_ref(), &mut last, sleep);
+    rest_of_call::<B, WITHIN>(policy, site, started.as_ref(), &mut last, sleep);
     ManuallyDrop::into_inner(last.outcome)
         .expect("the rest of a call returns on an attempt's outcome")
 }
@@ -186,6 +269,10 @@ enum Ask<'f, 'a> {
     /// Drop the last outcome, so that nothing of a failed attempt is held
     /// across the wait.
     Clear,
+    /// The deadline passed before the next attempt started: a timeout
+    /// takes the last outcome's place, where the outcome type is made of
+    /// one; else the last outcome stands for the attempt.
+    Late,
     /// How the last attempt failed, if it did.
     Failure,
     /// Write the last attempt's error, for the logs.
@@ -228,6 +315,8 @@ struct LastAttempt<'a, R: Outcome> {
     describe: &'a dyn Fn(&R::Error, &mut fmt::Formatter<'_>) -> fmt::Result,
     /// `None` when no value is a failure.
     judge_value: Option<DynJudge<'a, R::Value>>,
+    /// What makes an outcome of a timeout, where the outcome type can.
+    from_timeout: Option<fn(AttemptTimeout) -> R>,
 }
 
 impl<R: Outcome> Attempts for LastAttempt<'_, R> {
@@ -244,6 +333,12 @@ impl<R: Outcome> Attempts for LastAttempt<'_, R> {
             }
             Ask::Clear => {
                 *self.outcome = None;
+                Answer::Nothing
+            }
+            Ask::Late => {
+                if let Some(from_timeout) = self.from_timeout {
+                    *self.outcome = Some(from_timeout(AttemptTimeout::new(Duration::ZERO)));
+                }
                 Answer::Nothing
             }
             // Matched without `Option`'s combinators: each closure given to
@@ -299,7 +394,7 @@ impl fmt::Display for Describe<'_> {
 /// until a failure makes it; after a first attempt that failed, the state
 /// is made with the call.
 #[inline(never)]
-fn rest_of_call<B: Backoff>(
+fn rest_of_call<B: Backoff, const WITHIN: bool>(
     policy: &Policy<B>,
     site: &'static Site,
     started: Option<&Started>,
@@ -312,7 +407,7 @@ fn rest_of_call<B: Backoff>(
         Some(Started { frame, at }) => {
             let mut call: Call<'_, B, SystemClock, Made> =
                 Call::at_attempt_one(policy, frame.moved(), SystemClock, *at, None);
-            decide_and_retry(policy, &mut call, attempts, sleep);
+            decide_and_retry::<B, _, WITHIN>(policy, &mut call, attempts, sleep);
         }
         None => {
             let mut call: Call<'_, B, SystemClock, Inline> = Call::start(policy, site, SystemClock);
@@ -320,11 +415,47 @@ fn rest_of_call<B: Backoff>(
             call.scope(policy, || {
                 attempts.ask(Ask::Run);
             });
-            decide_and_retry(policy, &mut call, attempts, sleep);
+            decide_and_retry::<B, _, WITHIN>(policy, &mut call, attempts, sleep);
         }
     }
     // Returned: the caller takes the last outcome.
     mem::forget(unwinding);
+}
+
+/// The wait before the next attempt of a call with a deadline, which keeps
+/// the last outcome across it: a wait that ran late, to or past the
+/// deadline (a sleeper that woke late on a loaded machine), leaves the
+/// next attempt unstarted, and the call gives up with what stands for it
+/// ([`Ask::Late`]). Whether it gave up. Out of line, for the calls with a
+/// deadline only.
+#[inline(never)]
+fn waited_past_the_deadline<B: Backoff, S: failure_state::Slot>(
+    call: &mut Call<'_, B, SystemClock, S>,
+    attempts: &mut dyn Attempts,
+    sleep: &dyn Fn(Duration),
+    delay: Duration,
+) -> bool {
+    sleep(delay);
+    if call.deadline_left().is_none_or(|left| !left.is_zero()) {
+        attempts.ask(Ask::Clear);
+        return false;
+    }
+    call.never_ran();
+    attempts.ask(Ask::Late);
+    call.begin_attempt();
+    // Classified here as `error_class` would: the attempt never ran.
+    call.timed_out.store(RAN, Ordering::Relaxed);
+    let decision = call.failed(
+        timeout_class(NEVER_RAN),
+        &Describe(Cell::new(Some(&mut *attempts))),
+        &no_span,
+        &no_fields,
+    );
+    debug_assert!(
+        !matches!(decision, Decision::Retry(_)),
+        "no wait fits in no time left"
+    );
+    true
 }
 
 /// Drops the last outcome when the rest of a sync call unwinds (a
@@ -342,7 +473,7 @@ impl Drop for ClearOnUnwind<'_> {
 /// one is returned. The call is borrowed, not moved: moved into the loop,
 /// the whole call state would be copied.
 #[inline]
-fn decide_and_retry<B: Backoff, S: failure_state::Slot>(
+fn decide_and_retry<B: Backoff, S: failure_state::Slot, const WITHIN: bool>(
     policy: &Policy<B>,
     call: &mut Call<'_, B, SystemClock, S>,
     attempts: &mut dyn Attempts,
@@ -360,7 +491,7 @@ fn decide_and_retry<B: Backoff, S: failure_state::Slot>(
                 // async attempts have timers), so only what the body kept
                 // from a response can stand in for the classifier's.
                 debug_assert!(
-                    call.timed_out.load(Ordering::Relaxed) == super::RAN,
+                    call.timed_out.load(Ordering::Relaxed) == RAN,
                     "a sync attempt has no timer"
                 );
                 let class = call.with_pushback(class);
@@ -376,8 +507,15 @@ fn decide_and_retry<B: Backoff, S: failure_state::Slot>(
             Decision::Return | Decision::GiveUp(_) => return,
             Decision::Retry(delay) => delay,
         };
-        attempts.ask(Ask::Clear);
-        sleep(delay);
+        // A constant, not the policy's deadline read from memory: the loop
+        // is shared by the functions of a backoff type, and that read cost
+        // each retry 3 instructions (538 against 535).
+        if !WITHIN {
+            attempts.ask(Ask::Clear);
+            sleep(delay);
+        } else if waited_past_the_deadline(call, attempts, sleep, delay) {
+            return;
+        }
         // Counted here, where a call of its own would cost each retry more
         // than the count: the attempt waits for no permit.
         call.retry_starts_inline();

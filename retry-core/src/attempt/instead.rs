@@ -1,7 +1,9 @@
 //! What stands for an attempt that never ran: the deadline came while it
-//! waited for its permit of a `limit`. A timeout, where the outcome type
-//! can be made of one; else the last attempt's outcome, which is all that
-//! happened, kept from that attempt's end until the next one starts.
+//! waited for its permit of a `limit`, or while the wait before it ran late
+//! (a timer that fired late on a loaded machine). A timeout, where the
+//! outcome type can be made of one; else the last attempt's outcome, which
+//! is all that happened, kept from that attempt's end until the next one
+//! starts.
 //!
 //! The expansion makes the place it keeps that outcome with
 //! `Probe::<R>::new().__retry_last()`, which method resolution picks by
@@ -9,7 +11,9 @@
 //! keeps nothing; [`LastStands`] for any other that is `Send`, so that
 //! keeping it across the wait leaves an async function's future as `Send`
 //! as it was; [`NothingStands`] for the rest, whose attempts wait for their
-//! permit however long.
+//! permit however long, and start after a wait that ran late. A sync
+//! function's future is no concern, so `__retry_last_sync()` keeps any
+//! other outcome type ([`LastStands`]).
 
 use core::marker::PhantomData;
 use core::time::Duration;
@@ -30,6 +34,15 @@ pub trait Instead<R> {
     /// The outcome of an attempt that was given `given` and never ran;
     /// `None` when nothing stands for it.
     fn outcome(self, given: Duration) -> Option<R>;
+
+    /// Drops what would have stood for the attempt, which runs: nothing of
+    /// the last attempt is held while it does.
+    #[inline(always)]
+    fn discard(self)
+    where
+        Self: Sized,
+    {
+    }
 }
 
 /// A timeout stands for the attempt, where the outcome type can be made of
@@ -66,6 +79,24 @@ impl<R> Instead<R> for ByLast<R> {
     }
 }
 
+/// Nothing stands for the attempt: what an async attempt's own timer
+/// leaves to that timer (a timeout, which it makes itself), or leaves to
+/// run.
+#[derive(Debug)]
+pub struct NoLast;
+
+impl<R> Instead<R> for NoLast {
+    #[inline(always)]
+    fn stands(&self) -> bool {
+        false
+    }
+
+    #[inline(always)]
+    fn outcome(self, _given: Duration) -> Option<R> {
+        None
+    }
+}
+
 /// An outcome type made of a timeout: the timeout stands for an attempt
 /// that never ran, and no outcome is kept.
 #[derive(Debug)]
@@ -85,6 +116,13 @@ impl<R: FromTimeout> TimeoutStands<R> {
     #[inline(always)]
     pub fn instead(&mut self) -> ByTimeout<R> {
         ByTimeout(Some(R::from_timeout))
+    }
+
+    /// What stands for an async attempt after a wait that ran late: the
+    /// attempt's own timer makes the timeout, so nothing here.
+    #[inline(always)]
+    pub fn late(&mut self) -> NoLast {
+        NoLast
     }
 }
 
@@ -110,6 +148,32 @@ impl<R> LastStands<R> {
     pub fn instead(&mut self) -> ByLast<R> {
         ByLast(self.0.take())
     }
+
+    /// The last outcome stands for an async attempt after a wait that ran
+    /// late, as for one the deadline finds waiting for its permit. Lent,
+    /// not moved: moved, it would take its room in the attempt's future
+    /// too.
+    #[inline(always)]
+    pub fn late(&mut self) -> &mut LastStands<R> {
+        self
+    }
+}
+
+impl<R> Instead<R> for &mut LastStands<R> {
+    #[inline(always)]
+    fn stands(&self) -> bool {
+        self.0.is_some()
+    }
+
+    #[inline(always)]
+    fn outcome(self, _given: Duration) -> Option<R> {
+        self.0.take()
+    }
+
+    #[inline(always)]
+    fn discard(self) {
+        self.0 = None;
+    }
 }
 
 /// An outcome type that is neither: nothing stands for an attempt.
@@ -129,5 +193,11 @@ impl<R> NothingStands<R> {
     #[inline(always)]
     pub fn instead(&mut self) -> ByTimeout<R> {
         ByTimeout(None)
+    }
+
+    /// Nothing stands for an async attempt after a wait that ran late.
+    #[inline(always)]
+    pub fn late(&mut self) -> NoLast {
+        NoLast
     }
 }

@@ -1,0 +1,313 @@
+//! A wait that overran the deadline (a timer that fired late on a loaded
+//! machine): the attempt after it does not start. Where the error type can
+//! stand for a timeout the call ends with one, else with the last attempt's
+//! error; either way for the reason `deadline`, with the code of an attempt
+//! that never ran. Sync and async, with the first attempt run before the
+//! call is built and without.
+
+mod common;
+
+use std::cell::Cell;
+use std::io;
+use std::rc::Rc;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::Duration;
+
+use reattempt::{Classification, retry};
+
+/// How much later than asked the sleepers below end a wait: from the
+/// first wait, which starts near 0 ms and is asked for 50 ms, past the
+/// deadline of 200 ms.
+const LATE: Duration = Duration::from_millis(250);
+
+/// A sync sleeper whose waits end `LATE` late.
+fn late(delay: Duration) {
+    std::thread::sleep(delay + LATE);
+}
+
+/// An async sleeper whose waits end `LATE` late.
+fn late_timer(delay: Duration) -> tokio::time::Sleep {
+    tokio::time::sleep(delay + LATE)
+}
+
+fn timed_out(error: &io::Error) -> bool {
+    error
+        .get_ref()
+        .is_some_and(|inner| inner.is::<reattempt::AttemptTimeout>())
+}
+
+/// The stats of `function`: one attempt, and a give-up at the deadline.
+fn one_attempt_then_the_deadline(function: &str) {
+    let stats = reattempt::stats::get(function).unwrap();
+    assert_eq!(
+        (stats.give_ups.deadline, stats.attempts),
+        (1, 1),
+        "{function}"
+    );
+}
+
+/// The one "giving up" event among `events`: for the deadline, with the
+/// code of an attempt that never ran.
+fn gave_up_before_an_attempt_ran(events: &[serde_json::Value]) {
+    let giving_up: Vec<_> = events
+        .iter()
+        .filter(|e| e["fields"]["message"] == "giving up")
+        .collect();
+    assert_eq!(giving_up.len(), 1, "{events:?}");
+    assert_eq!(giving_up[0]["fields"]["reason"], "deadline");
+    assert_eq!(giving_up[0]["fields"]["code"], "not_started");
+}
+
+/// An error that says which attempt made it and counts its drops. It is
+/// `Send`, so an async function's future may keep it across a wait.
+#[derive(Debug)]
+struct Refused<'a> {
+    attempt: u32,
+    drops: &'a AtomicU32,
+}
+
+impl Drop for Refused<'_> {
+    fn drop(&mut self) {
+        self.drops.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+impl std::fmt::Display for Refused<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "refused at attempt {}", self.attempt)
+    }
+}
+
+impl reattempt::Classified for Refused<'_> {
+    fn classification(&self) -> Classification {
+        Classification::transient()
+    }
+}
+
+/// The body of the functions below: counts its calls, and fails.
+fn refuse<'a>(calls: &Cell<u32>, drops: &'a AtomicU32) -> Result<(), Refused<'a>> {
+    calls.set(calls.get() + 1);
+    Err(Refused {
+        attempt: calls.get(),
+        drops,
+    })
+}
+
+/// The call ended with the first attempt's error, the only one made, which
+/// was dropped once, when the caller dropped it.
+fn ended_with_the_first_error(outcome: Result<(), Refused<'_>>, calls: &Cell<u32>) {
+    assert_eq!(calls.get(), 1, "an attempt started after the deadline");
+    let error = outcome.unwrap_err();
+    assert_eq!(error.attempt, 1);
+    let drops = error.drops;
+    assert_eq!(
+        drops.load(Ordering::Relaxed),
+        0,
+        "the error returned was dropped before"
+    );
+    drop(error);
+    assert_eq!(drops.load(Ordering::Relaxed), 1);
+}
+
+#[retry(max = 5, backoff = fixed(50ms), deadline = 200ms, sleep = late)]
+fn sync_late(calls: &Cell<u32>) -> io::Result<()> {
+    calls.set(calls.get() + 1);
+    Err(io::ErrorKind::ConnectionRefused.into())
+}
+
+#[test]
+fn a_sync_attempt_after_a_wait_that_overran_does_not_start() {
+    let calls = Cell::new(0);
+    let error = sync_late(&calls).unwrap_err();
+    assert_eq!(calls.get(), 1, "an attempt started after the deadline");
+    assert!(timed_out(&error), "{error:?}");
+    one_attempt_then_the_deadline("deadline::sync_late");
+}
+
+#[retry(max = 5, backoff = fixed(50ms), deadline = 200ms, sleep = late)]
+fn sync_late_refused<'a>(calls: &Cell<u32>, drops: &'a AtomicU32) -> Result<(), Refused<'a>> {
+    refuse(calls, drops)
+}
+
+#[test]
+fn without_a_timeout_error_a_sync_call_ends_with_the_last_error() {
+    let (calls, drops) = (Cell::new(0), AtomicU32::new(0));
+    ended_with_the_first_error(sync_late_refused(&calls, &drops), &calls);
+    one_attempt_then_the_deadline("deadline::sync_late_refused");
+}
+
+#[retry(max = 5, backoff = fixed(50ms), deadline = 200ms, sleep = late)]
+fn sync_late_logged<'a>(calls: &Cell<u32>, drops: &'a AtomicU32) -> Result<(), Refused<'a>> {
+    refuse(calls, drops)
+}
+
+/// With a subscriber, the whole call runs in the core's loop, with spans.
+#[test]
+fn a_sync_call_with_spans_gives_up_before_the_late_attempt() {
+    let (calls, drops) = (Cell::new(0), AtomicU32::new(0));
+    let mut outcome = None;
+    let (events, _) = common::capture_logs(|| outcome = Some(sync_late_logged(&calls, &drops)));
+    gave_up_before_an_attempt_ran(&events);
+    ended_with_the_first_error(outcome.unwrap(), &calls);
+}
+
+/// A closure classifier keeps the retry loop in the function.
+#[retry(on = |_: &io::Error| true, max = 5, backoff = fixed(50ms), deadline = 200ms, sleep = late)]
+fn sync_late_in_the_function(calls: &Cell<u32>) -> io::Result<()> {
+    calls.set(calls.get() + 1);
+    Err(io::ErrorKind::ConnectionRefused.into())
+}
+
+#[retry(on = |_: &Refused| true, max = 5, backoff = fixed(50ms), deadline = 200ms, sleep = late)]
+fn sync_late_refused_in_the_function<'a>(
+    calls: &Cell<u32>,
+    drops: &'a AtomicU32,
+) -> Result<(), Refused<'a>> {
+    refuse(calls, drops)
+}
+
+#[test]
+fn a_sync_loop_in_the_function_starts_no_attempt_after_a_late_wait() {
+    let calls = Cell::new(0);
+    let mut outcome = None;
+    let (events, _) = common::capture_logs(|| outcome = Some(sync_late_in_the_function(&calls)));
+    gave_up_before_an_attempt_ran(&events);
+    assert_eq!(calls.get(), 1, "an attempt started after the deadline");
+    let error = outcome.unwrap().unwrap_err();
+    assert!(timed_out(&error), "{error:?}");
+    one_attempt_then_the_deadline("deadline::sync_late_in_the_function");
+
+    let (calls, drops) = (Cell::new(0), AtomicU32::new(0));
+    ended_with_the_first_error(sync_late_refused_in_the_function(&calls, &drops), &calls);
+    one_attempt_then_the_deadline("deadline::sync_late_refused_in_the_function");
+}
+
+/// An error that is not `Send`: a sync call keeps it across its wait all
+/// the same.
+#[derive(Debug)]
+struct Shared(Rc<u32>);
+
+#[retry(on = |_: &Shared| true, max = 5, backoff = fixed(50ms), deadline = 200ms, sleep = late)]
+fn sync_late_not_send(calls: &Cell<u32>) -> Result<(), Shared> {
+    calls.set(calls.get() + 1);
+    Err(Shared(Rc::new(calls.get())))
+}
+
+#[test]
+fn a_sync_error_that_is_not_send_stands_for_the_late_attempt() {
+    let calls = Cell::new(0);
+    let error = sync_late_not_send(&calls).unwrap_err();
+    assert_eq!(calls.get(), 1, "an attempt started after the deadline");
+    assert_eq!((*error.0, Rc::strong_count(&error.0)), (1, 1));
+    one_attempt_then_the_deadline("deadline::sync_late_not_send");
+}
+
+#[retry(max = 5, backoff = fixed(50ms), deadline = 200ms, sleep = late_timer)]
+async fn async_late_refused<'a>(
+    calls: &Cell<u32>,
+    drops: &'a AtomicU32,
+) -> Result<(), Refused<'a>> {
+    refuse(calls, drops)
+}
+
+#[tokio::test(start_paused = true)]
+async fn without_a_timeout_error_an_async_call_ends_with_the_last_error() {
+    let (calls, drops) = (Cell::new(0), AtomicU32::new(0));
+    let started = tokio::time::Instant::now();
+    let outcome = async_late_refused(&calls, &drops).await;
+    // The wait from 0 ms was to end at 50 ms; it ended at 300 ms.
+    assert_eq!(started.elapsed(), Duration::from_millis(300));
+    ended_with_the_first_error(outcome, &calls);
+    one_attempt_then_the_deadline("deadline::async_late_refused");
+}
+
+fn is_send<T: Send>(value: T) -> T {
+    value
+}
+
+#[retry(on = |_: &Shared| true, max = 5, backoff = fixed(50ms), deadline = 200ms, sleep = late_timer)]
+async fn async_late_not_send(calls: &AtomicU32) -> Result<(), Shared> {
+    Err(Shared(Rc::new(calls.fetch_add(1, Ordering::Relaxed) + 1)))
+}
+
+/// An error that is not `Send` is not kept across an async function's
+/// waits, so that its future stays `Send`.
+#[tokio::test(start_paused = true)]
+async fn an_async_call_whose_error_is_not_send_stays_send() {
+    let calls = AtomicU32::new(0);
+    let error = is_send(async_late_not_send(&calls)).await.unwrap_err();
+    assert_eq!(Rc::strong_count(&error.0), 1);
+    // Nothing kept stands for the retry after the wait that ran late: it
+    // starts, and fails, past the deadline.
+    assert_eq!((*error.0, calls.load(Ordering::Relaxed)), (2, 2));
+}
+
+/// An outcome that borrows an argument: rustc checks such futures for
+/// `Send` with their lifetimes erased.
+#[retry(max = 2, backoff = none, deadline = 300ms)]
+async fn echoes_or_refuses<'a>(
+    text: &'a str,
+    drops: &'a AtomicU32,
+) -> Result<&'a str, Refused<'a>> {
+    if text.is_empty() {
+        return Err(Refused { attempt: 1, drops });
+    }
+    Ok(text)
+}
+
+#[tokio::test]
+async fn an_async_call_with_a_deadline_whose_outcome_borrows_is_send() {
+    let drops = AtomicU32::new(0);
+    let text = String::from("echo");
+    assert_eq!(
+        is_send(echoes_or_refuses(&text, &drops)).await.unwrap(),
+        "echo"
+    );
+}
+
+/// Fails at its first attempt; a later one returns how many errors were
+/// dropped by then.
+fn drops_seen<'a>(calls: &Cell<u32>, drops: &'a AtomicU32) -> Result<u32, Refused<'a>> {
+    calls.set(calls.get() + 1);
+    if calls.get() == 1 {
+        return Err(Refused { attempt: 1, drops });
+    }
+    Ok(drops.load(Ordering::Relaxed))
+}
+
+#[retry(max = 2, backoff = fixed(1ms), deadline = 10s)]
+fn sync_drops_seen<'a>(calls: &Cell<u32>, drops: &'a AtomicU32) -> Result<u32, Refused<'a>> {
+    drops_seen(calls, drops)
+}
+
+#[retry(on = |_: &Refused| true, max = 2, backoff = fixed(1ms), deadline = 10s)]
+fn sync_drops_seen_in_the_function<'a>(
+    calls: &Cell<u32>,
+    drops: &'a AtomicU32,
+) -> Result<u32, Refused<'a>> {
+    drops_seen(calls, drops)
+}
+
+#[retry(max = 2, backoff = fixed(1ms), deadline = 10s)]
+async fn async_drops_seen<'a>(calls: &Cell<u32>, drops: &'a AtomicU32) -> Result<u32, Refused<'a>> {
+    drops_seen(calls, drops)
+}
+
+/// The last error is kept across a wait only to stand for an attempt that
+/// does not start: one that does runs after it is dropped.
+#[tokio::test(start_paused = true)]
+async fn a_retry_in_time_runs_after_the_last_error_is_dropped() {
+    let (calls, drops) = (Cell::new(0), AtomicU32::new(0));
+    let seen = sync_drops_seen(&calls, &drops).unwrap();
+    assert_eq!((seen, calls.get()), (1, 2), "sync");
+    let (calls, drops) = (Cell::new(0), AtomicU32::new(0));
+    let seen = sync_drops_seen_in_the_function(&calls, &drops).unwrap();
+    assert_eq!(
+        (seen, calls.get()),
+        (1, 2),
+        "sync, its loop in the function"
+    );
+    let (calls, drops) = (Cell::new(0), AtomicU32::new(0));
+    let seen = async_drops_seen(&calls, &drops).await.unwrap();
+    assert_eq!((seen, calls.get()), (1, 2), "async");
+}

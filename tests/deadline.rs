@@ -13,6 +13,7 @@ use std::rc::Rc;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
+use reattempt::dynamic::DynamicPolicy;
 use reattempt::{Classification, retry};
 
 /// How much later than asked the sleepers below end a wait: from the
@@ -310,4 +311,33 @@ async fn a_retry_in_time_runs_after_the_last_error_is_dropped() {
     let (calls, drops) = (Cell::new(0), AtomicU32::new(0));
     let seen = async_drops_seen(&calls, &drops).await.unwrap();
     assert_eq!((seen, calls.get()), (1, 2), "async");
+}
+
+/// The deadline a dynamic policy sets, read as each call starts.
+fn configured() -> DynamicPolicy {
+    DynamicPolicy::new().deadline(Duration::from_millis(200))
+}
+
+#[retry(max = 5, backoff = fixed(50ms), sleep = late, policy = configured())]
+fn sync_late_configured<'a>(calls: &Cell<u32>, drops: &'a AtomicU32) -> Result<(), Refused<'a>> {
+    refuse(calls, drops)
+}
+
+#[retry(max = 5, backoff = fixed(50ms), sleep = late_timer, policy = configured())]
+async fn async_late_configured<'a>(
+    calls: &Cell<u32>,
+    drops: &'a AtomicU32,
+) -> Result<(), Refused<'a>> {
+    refuse(calls, drops)
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_dynamic_policy_s_deadline_starts_no_attempt_after_a_late_wait() {
+    let (calls, drops) = (Cell::new(0), AtomicU32::new(0));
+    ended_with_the_first_error(sync_late_configured(&calls, &drops), &calls);
+    one_attempt_then_the_deadline("deadline::sync_late_configured");
+
+    let (calls, drops) = (Cell::new(0), AtomicU32::new(0));
+    ended_with_the_first_error(async_late_configured(&calls, &drops).await, &calls);
+    one_attempt_then_the_deadline("deadline::async_late_configured");
 }

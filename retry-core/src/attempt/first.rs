@@ -81,10 +81,10 @@ where
 /// [`run_sync`] for a policy with a deadline: `from_timeout` makes the
 /// outcome of an attempt that the deadline came before (the wait for it
 /// ran late), where the outcome type is made of a timeout; else the last
-/// attempt's outcome stands for it. A function of its own, so that a
-/// function without a deadline calls one that does not name the outcome
-/// type beyond its error's, and a return type that is no outcome is told
-/// so without a note that points into this crate.
+/// attempt's outcome stands for it. A function of its own: with
+/// `from_timeout` among `run_sync`'s parameters, each function told that
+/// its return type is no outcome was told so with one more note, which
+/// points into this crate.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
 pub fn run_sync_within<B, R, A, V, D, S>(

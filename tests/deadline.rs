@@ -14,7 +14,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
 use reattempt::dynamic::DynamicPolicy;
-use reattempt::{Classification, retry};
+use reattempt::{Classification, RetryBudget, retry};
 
 /// How much later than asked the sleepers below end a wait: from the
 /// first wait, which starts near 0 ms and is asked for 50 ms, past the
@@ -110,7 +110,11 @@ fn ended_with_the_first_error(outcome: Result<(), Refused<'_>>, calls: &Cell<u32
     assert_eq!(drops.load(Ordering::Relaxed), 1);
 }
 
-#[retry(max = 5, backoff = fixed(50ms), deadline = 200ms, sleep = late)]
+/// A token for each first attempt, none in reserve: a retry's is the one
+/// its first attempt deposited.
+static SYNC_TOKENS: RetryBudget = RetryBudget::new(1.0, 0, Duration::from_secs(600));
+
+#[retry(max = 5, backoff = fixed(50ms), deadline = 200ms, sleep = late, budget = SYNC_TOKENS)]
 fn sync_late(calls: &Cell<u32>) -> io::Result<()> {
     calls.set(calls.get() + 1);
     Err(io::ErrorKind::ConnectionRefused.into())
@@ -123,6 +127,11 @@ fn a_sync_attempt_after_a_wait_that_overran_does_not_start() {
     assert_eq!(calls.get(), 1, "an attempt started after the deadline");
     assert!(timed_out(&error), "{error:?}");
     one_attempt_then_the_deadline("deadline::sync_late");
+    assert_eq!(
+        SYNC_TOKENS.available(),
+        1.0,
+        "the token of the retry that never ran is given back"
+    );
 }
 
 #[retry(max = 5, backoff = fixed(50ms), deadline = 200ms, sleep = late)]
@@ -203,7 +212,10 @@ fn a_sync_error_that_is_not_send_stands_for_the_late_attempt() {
     one_attempt_then_the_deadline("deadline::sync_late_not_send");
 }
 
-#[retry(max = 5, backoff = fixed(50ms), deadline = 200ms, sleep = late_timer)]
+/// As [`SYNC_TOKENS`], for the async call.
+static ASYNC_TOKENS: RetryBudget = RetryBudget::new(1.0, 0, Duration::from_secs(600));
+
+#[retry(max = 5, backoff = fixed(50ms), deadline = 200ms, sleep = late_timer, budget = ASYNC_TOKENS)]
 async fn async_late_refused<'a>(
     calls: &Cell<u32>,
     drops: &'a AtomicU32,
@@ -220,6 +232,11 @@ async fn without_a_timeout_error_an_async_call_ends_with_the_last_error() {
     assert_eq!(started.elapsed(), Duration::from_millis(300));
     ended_with_the_first_error(outcome, &calls);
     one_attempt_then_the_deadline("deadline::async_late_refused");
+    assert_eq!(
+        ASYNC_TOKENS.available(),
+        1.0,
+        "the token of the retry that never ran is given back"
+    );
 }
 
 fn is_send<T: Send>(value: T) -> T {

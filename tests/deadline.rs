@@ -358,3 +358,25 @@ async fn a_dynamic_policy_s_deadline_starts_no_attempt_after_a_late_wait() {
     ended_with_the_first_error(async_late_configured(&calls, &drops).await, &calls);
     one_attempt_then_the_deadline("deadline::async_late_configured");
 }
+
+#[retry(max = 5, backoff = fixed(50ms), deadline = 200ms, sleep = late_timer)]
+async fn async_late_cancelled<'a>(
+    calls: &Cell<u32>,
+    drops: &'a AtomicU32,
+) -> Result<(), Refused<'a>> {
+    refuse(calls, drops)
+}
+
+/// A call dropped during its wait drops the error it kept across it.
+#[tokio::test(start_paused = true)]
+async fn a_call_cancelled_during_its_wait_drops_the_error_it_kept() {
+    let (calls, drops) = (Cell::new(0), AtomicU32::new(0));
+    let cut = tokio::time::timeout(
+        Duration::from_millis(10),
+        async_late_cancelled(&calls, &drops),
+    )
+    .await;
+    assert!(cut.is_err(), "the call ended within its first wait");
+    assert_eq!(calls.get(), 1);
+    assert_eq!(drops.load(Ordering::Relaxed), 1, "the kept error leaked");
+}

@@ -380,3 +380,50 @@ async fn a_call_cancelled_during_its_wait_drops_the_error_it_kept() {
     assert_eq!(calls.get(), 1);
     assert_eq!(drops.load(Ordering::Relaxed), 1, "the kept error leaked");
 }
+
+/// A sleeper that panics.
+fn panicking(_: Duration) {
+    panic!("the sleeper panicked");
+}
+
+#[retry(max = 5, backoff = fixed(50ms), deadline = 200ms, sleep = panicking)]
+fn sync_kept_when_the_sleeper_panics<'a>(
+    calls: &Cell<u32>,
+    drops: &'a AtomicU32,
+) -> Result<(), Refused<'a>> {
+    refuse(calls, drops)
+}
+
+#[retry(on = |_: &Refused| true, max = 5, backoff = fixed(50ms), deadline = 200ms, sleep = panicking)]
+fn sync_kept_in_the_function_when_the_sleeper_panics<'a>(
+    calls: &Cell<u32>,
+    drops: &'a AtomicU32,
+) -> Result<(), Refused<'a>> {
+    refuse(calls, drops)
+}
+
+/// The error kept across a sync wait is dropped when the sleeper unwinds.
+#[test]
+fn a_sleeper_that_panics_drops_the_error_kept_across_its_wait() {
+    type Shape = for<'a> fn(&Cell<u32>, &'a AtomicU32) -> Result<(), Refused<'a>>;
+    let shapes: [(&str, Shape); 2] = [
+        ("sync", sync_kept_when_the_sleeper_panics),
+        (
+            "sync, its loop in the function",
+            sync_kept_in_the_function_when_the_sleeper_panics,
+        ),
+    ];
+    for (shape, call) in shapes {
+        let (calls, drops) = (Cell::new(0), AtomicU32::new(0));
+        let unwound = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            let _ = call(&calls, &drops);
+        }));
+        assert!(unwound.is_err(), "{shape}");
+        assert_eq!(calls.get(), 1, "{shape}");
+        assert_eq!(
+            drops.load(Ordering::Relaxed),
+            1,
+            "{shape}: the kept error leaked"
+        );
+    }
+}

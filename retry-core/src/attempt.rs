@@ -46,7 +46,7 @@ mod lazy;
 mod next;
 
 pub use failure_state::{Boxed, FailureState, Inline, Slot};
-pub use first::{run_sync, run_sync_within};
+pub use first::{Deadline, Late, NoDeadline, Within, run_sync};
 pub use lazy::LazyCall;
 #[cfg(feature = "tokio")]
 pub use next::Next;

@@ -13,8 +13,8 @@ pub use crate::attempt::instead::{
     ByLast, ByTimeout, Instead, LastStands, NoLast, NothingStands, TimeoutStands,
 };
 pub use crate::attempt::{
-    Boxed, Call, Decision, FieldVisitor, Inline, LazyCall, no_fields, no_span, run_sync,
-    run_sync_within,
+    Boxed, Call, Deadline, Decision, FieldVisitor, Inline, Late, LazyCall, NoDeadline, Within,
+    no_fields, no_span, run_sync,
 };
 pub use crate::backoff::{Exponential, Fibonacci, Fixed, Linear, NoBackoff};
 pub use crate::class::Classification;

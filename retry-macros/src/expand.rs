@@ -417,18 +417,15 @@ impl Parts<'_> {
         };
         // What stands for an attempt that a wait ran past the deadline:
         // probed only where there is a deadline.
-        let (run, from_timeout) = match (&args.deadline, self.ret) {
-            (Some(_), Some(ret)) => (
-                code!(run_sync_within),
-                code!(#private::Probe::<#ret>::new().__retry_from_timeout(),),
-            ),
-            _ => (code!(run_sync), code!()),
+        let late = match (&args.deadline, self.ret) {
+            (Some(_), Some(ret)) => code!(#private::Probe::<#ret>::new().__retry_from_timeout()),
+            _ => code!(#private::NoDeadline),
         };
         // The body's closure is bound first, so that the outcome's type is
         // known when the closures that read it pick their methods.
         code! {
             let __retry_body = #body;
-            let #outcome = #private::#run(
+            let #outcome = #private::run_sync(
                 #policy,
                 &__RETRY_SITE,
                 __retry_body,
@@ -436,7 +433,7 @@ impl Parts<'_> {
                 &#classify,
                 #describe,
                 #sleep,
-                #from_timeout
+                #late,
             );
             #fallible
             #outcome

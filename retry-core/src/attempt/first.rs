@@ -49,89 +49,23 @@ struct Started {
 /// hand-over are one function with one way out to the rest, so that each
 /// function compiles no `Result` of them to match.
 ///
+/// `late` makes the outcome of an attempt that a wait ran past the
+/// deadline kept from starting ([`Late`]): [`NoDeadline`] for a policy
+/// without one.
+///
 /// Only for a policy without a concurrency limit, whose permit only a call
 /// holds: the expansion calls this for no other.
-#[inline(always)]
-pub fn run_sync<B, R, A, V, D, S>(
-    policy: &'static Policy<B>,
-    site: &'static Site,
-    attempt: A,
-    judge_value: V,
-    classify: &dyn Fn(&R::Error) -> Classification,
-    describe: D,
-    sleep: S,
-) -> R
-where
-    B: Backoff,
-    R: Outcome,
-    A: FnMut() -> R,
-    V: JudgeValue<R::Value>,
-    D: Fn(&R::Error, &mut fmt::Formatter<'_>) -> fmt::Result,
-    S: Fn(Duration),
-{
-    let means = Means {
-        classify,
-        describe,
-        sleep,
-        from_timeout: None,
-    };
-    run::<_, _, _, _, _, _, false>(policy, site, attempt, judge_value, means)
-}
-
-/// [`run_sync`] for a policy with a deadline: `from_timeout` makes the
-/// outcome of an attempt that the deadline came before (the wait for it
-/// ran late), where the outcome type is made of a timeout; else the last
-/// attempt's outcome stands for it. A function of its own: with
-/// `from_timeout` among `run_sync`'s parameters, each function told that
-/// its return type is no outcome was told so with one more note, which
-/// points into this crate.
-#[inline(always)]
-#[allow(clippy::too_many_arguments)]
-pub fn run_sync_within<B, R, A, V, D, S>(
-    policy: &'static Policy<B>,
-    site: &'static Site,
-    attempt: A,
-    judge_value: V,
-    classify: &dyn Fn(&R::Error) -> Classification,
-    describe: D,
-    sleep: S,
-    from_timeout: Option<fn(AttemptTimeout) -> R>,
-) -> R
-where
-    B: Backoff,
-    R: Outcome,
-    A: FnMut() -> R,
-    V: JudgeValue<R::Value>,
-    D: Fn(&R::Error, &mut fmt::Formatter<'_>) -> fmt::Result,
-    S: Fn(Duration),
-{
-    let means = Means {
-        classify,
-        describe,
-        sleep,
-        from_timeout,
-    };
-    run::<_, _, _, _, _, _, true>(policy, site, attempt, judge_value, means)
-}
-
-/// What [`run_sync`] reads a sync function's outcomes with, and waits
-/// with.
-struct Means<'a, R: Outcome, D, S> {
-    classify: &'a dyn Fn(&R::Error) -> Classification,
-    describe: D,
-    sleep: S,
-    from_timeout: Option<fn(AttemptTimeout) -> R>,
-}
-
-/// [`run_sync`] and [`run_sync_within`]: `WITHIN` says whether the policy
-/// has a deadline.
 #[inline]
-fn run<B, R, A, V, D, S, const WITHIN: bool>(
+#[allow(clippy::too_many_arguments)]
+pub fn run_sync<B, R, A, V, D, S, L>(
     policy: &'static Policy<B>,
     site: &'static Site,
     mut attempt: A,
     judge_value: V,
-    means: Means<'_, R, D, S>,
+    classify: &dyn Fn(&R::Error) -> Classification,
+    describe: D,
+    sleep: S,
+    late: L,
 ) -> R
 where
     B: Backoff,
@@ -140,6 +74,7 @@ where
     V: JudgeValue<R::Value>,
     D: Fn(&R::Error, &mut fmt::Formatter<'_>) -> fmt::Result,
     S: Fn(Duration),
+    L: Late<R>,
 {
     debug_assert!(
         policy.limit.is_none(),
@@ -170,21 +105,71 @@ where
         (Some(outcome), Some(started))
     };
     // Built here and handed over whole: the rest reads it where it is.
-    let Means {
-        classify,
-        describe,
-        sleep,
-        from_timeout,
-    } = means;
     let last = LastAttempt {
         outcome: ManuallyDrop::new(outcome),
         attempt: &mut attempt,
         classify,
         describe: &describe,
         judge_value: judged,
-        from_timeout,
+        late,
     };
-    rest_sync::<B, R, WITHIN>(policy, site, last, started, &sleep)
+    rest_sync(policy, site, last, started, &sleep)
+}
+
+/// What makes the outcome of a sync attempt that the deadline came before
+/// (the wait for it ran late): a timeout, where the outcome type is made
+/// of one. A type, so that a function without a deadline passes one of no
+/// size, and the rest of its call checks for no deadline.
+pub trait Late<R> {
+    /// Whether the policy has a deadline: [`Deadline`] or [`NoDeadline`].
+    type Within: Within;
+
+    /// The timeout that stands for such an attempt, if one can.
+    fn timeout(&self) -> Option<R>;
+}
+
+/// Whether a policy has a deadline, as a type: the rest of a sync call is
+/// made once for each.
+pub trait Within {
+    /// Whether it has.
+    const DEADLINE: bool;
+}
+
+/// A policy with a deadline.
+#[derive(Debug)]
+pub struct Deadline;
+
+/// A policy without a deadline: nothing stands for an attempt, and no
+/// wait runs past a deadline.
+#[derive(Debug, Clone, Copy)]
+pub struct NoDeadline;
+
+impl Within for Deadline {
+    const DEADLINE: bool = true;
+}
+
+impl Within for NoDeadline {
+    const DEADLINE: bool = false;
+}
+
+impl<R> Late<R> for NoDeadline {
+    type Within = NoDeadline;
+
+    #[inline(always)]
+    fn timeout(&self) -> Option<R> {
+        None
+    }
+}
+
+/// With a deadline, what makes an outcome of a timeout, where the outcome
+/// type can (`Probe::__retry_from_timeout`).
+impl<R> Late<R> for Option<fn(AttemptTimeout) -> R> {
+    type Within = Deadline;
+
+    #[inline]
+    fn timeout(&self) -> Option<R> {
+        self.map(|from_timeout| from_timeout(AttemptTimeout::new(Duration::ZERO)))
+    }
 }
 
 /// Whether an attempt's outcome is a success: a value `judge_value` does
@@ -230,18 +215,18 @@ pub(super) fn first_succeeded<B, C: Clock>(
 /// backoff type, so that an annotated function compiles little more than
 /// its body and its first attempt. The policy is read from memory there,
 /// on the failure path only. Both are made twice where functions of one
-/// backoff type have a deadline and others have none (`WITHIN`).
+/// backoff type have a deadline and others have none ([`Within`]).
 #[inline(never)]
-fn rest_sync<B: Backoff, R: Outcome, const WITHIN: bool>(
+fn rest_sync<B: Backoff, R: Outcome, L: Late<R>>(
     policy: &Policy<B>,
     site: &'static Site,
-    mut last: LastAttempt<'_, R>,
+    mut last: LastAttempt<'_, R, L>,
     started: Option<Started>,
     sleep: &dyn Fn(Duration),
 ) -> R {
     // How the call started is read where the first attempt left it: only
     // the call state copies its frame.
-    rest_of_call::<B, WITHIN>(policy, site, started.as_ref(), &mut last, sleep);
+    rest_of_call::<B, L::Within>(policy, site, started.as_ref(), &mut last, sleep);
     ManuallyDrop::into_inner(last.outcome)
         .expect("the rest of a call returns on an attempt's outcome")
 }
@@ -304,7 +289,7 @@ trait Attempts {
 }
 
 /// The outcome of a sync call's last attempt, with what runs and reads it.
-struct LastAttempt<'a, R: Outcome> {
+struct LastAttempt<'a, R: Outcome, L> {
     /// Dropped only by [`Ask::Clear`], which the rest of the call also asks
     /// when it unwinds ([`ClearOnUnwind`]): each place that drops an
     /// outcome inlines its drop, which an optimised build, for an
@@ -316,10 +301,10 @@ struct LastAttempt<'a, R: Outcome> {
     /// `None` when no value is a failure.
     judge_value: Option<DynJudge<'a, R::Value>>,
     /// What makes an outcome of a timeout, where the outcome type can.
-    from_timeout: Option<fn(AttemptTimeout) -> R>,
+    late: L,
 }
 
-impl<R: Outcome> Attempts for LastAttempt<'_, R> {
+impl<R: Outcome, L: Late<R>> Attempts for LastAttempt<'_, R, L> {
     fn ask(&mut self, ask: Ask<'_, '_>) -> Answer {
         match ask {
             Ask::Run => {
@@ -336,8 +321,8 @@ impl<R: Outcome> Attempts for LastAttempt<'_, R> {
                 Answer::Nothing
             }
             Ask::Late => {
-                if let Some(from_timeout) = self.from_timeout {
-                    *self.outcome = Some(from_timeout(AttemptTimeout::new(Duration::ZERO)));
+                if let Some(timeout) = self.late.timeout() {
+                    *self.outcome = Some(timeout);
                 }
                 Answer::Nothing
             }
@@ -394,7 +379,7 @@ impl fmt::Display for Describe<'_> {
 /// until a failure makes it; after a first attempt that failed, the state
 /// is made with the call.
 #[inline(never)]
-fn rest_of_call<B: Backoff, const WITHIN: bool>(
+fn rest_of_call<B: Backoff, W: Within>(
     policy: &Policy<B>,
     site: &'static Site,
     started: Option<&Started>,
@@ -407,7 +392,7 @@ fn rest_of_call<B: Backoff, const WITHIN: bool>(
         Some(Started { frame, at }) => {
             let mut call: Call<'_, B, SystemClock, Made> =
                 Call::at_attempt_one(policy, frame.moved(), SystemClock, *at, None);
-            decide_and_retry::<B, _, WITHIN>(policy, &mut call, attempts, sleep);
+            decide_and_retry::<B, _, W>(policy, &mut call, attempts, sleep);
         }
         None => {
             let mut call: Call<'_, B, SystemClock, Inline> = Call::start(policy, site, SystemClock);
@@ -415,7 +400,7 @@ fn rest_of_call<B: Backoff, const WITHIN: bool>(
             call.scope(policy, || {
                 attempts.ask(Ask::Run);
             });
-            decide_and_retry::<B, _, WITHIN>(policy, &mut call, attempts, sleep);
+            decide_and_retry::<B, _, W>(policy, &mut call, attempts, sleep);
         }
     }
     // Returned: the caller takes the last outcome.
@@ -473,7 +458,7 @@ impl Drop for ClearOnUnwind<'_> {
 /// one is returned. The call is borrowed, not moved: moved into the loop,
 /// the whole call state would be copied.
 #[inline]
-fn decide_and_retry<B: Backoff, S: failure_state::Slot, const WITHIN: bool>(
+fn decide_and_retry<B: Backoff, S: failure_state::Slot, W: Within>(
     policy: &Policy<B>,
     call: &mut Call<'_, B, SystemClock, S>,
     attempts: &mut dyn Attempts,
@@ -510,7 +495,7 @@ fn decide_and_retry<B: Backoff, S: failure_state::Slot, const WITHIN: bool>(
         // A constant, not the policy's deadline read from memory: the loop
         // is shared by the functions of a backoff type, and that read cost
         // each retry 3 instructions (538 against 535).
-        if !WITHIN {
+        if !W::DEADLINE {
             attempts.ask(Ask::Clear);
             sleep(delay);
         } else if waited_past_the_deadline(call, attempts, sleep, delay) {

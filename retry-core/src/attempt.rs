@@ -46,7 +46,8 @@ mod lazy;
 mod next;
 
 pub use failure_state::{Boxed, FailureState, Inline, Slot};
-pub use first::{Deadline, Late, NoDeadline, Within, run_sync};
+pub use first::run_sync;
+pub use instead::{Deadline, Late, NoDeadline, Within};
 pub use lazy::LazyCall;
 #[cfg(feature = "tokio")]
 pub use next::Next;

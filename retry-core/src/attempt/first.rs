@@ -11,6 +11,7 @@ use core::sync::atomic::Ordering;
 use core::time::Duration;
 
 use super::failure_state::{self, Inline, Made};
+use super::instead::{Late, Within};
 use super::{
     Call, Decision, FailedValue, NEVER_RAN, RAN, no_fields, no_span, starts, success_seen,
     timeout_class,
@@ -25,7 +26,6 @@ use crate::policy::Policy;
 use crate::read_outcome::{DynJudge, JudgeValue};
 use crate::spans;
 use crate::stats::Site;
-use crate::timeout::AttemptTimeout;
 
 /// How a call whose first attempt ran began: that attempt's frame (with
 /// the call's id, if the body drew it) and the call's start time.
@@ -50,7 +50,7 @@ struct Started {
 /// function compiles no `Result` of them to match.
 ///
 /// `late` makes the outcome of an attempt that a wait ran past the
-/// deadline kept from starting ([`Late`]): [`NoDeadline`] for a policy
+/// deadline kept from starting ([`Late`]): `NoDeadline` for a policy
 /// without one.
 ///
 /// Only for a policy without a concurrency limit, whose permit only a call
@@ -114,62 +114,6 @@ where
         late,
     };
     rest_sync(policy, site, last, started, &sleep)
-}
-
-/// What makes the outcome of a sync attempt that the deadline came before
-/// (the wait for it ran late): a timeout, where the outcome type is made
-/// of one. A type, so that a function without a deadline passes one of no
-/// size, and the rest of its call checks for no deadline.
-pub trait Late<R> {
-    /// Whether the policy has a deadline: [`Deadline`] or [`NoDeadline`].
-    type Within: Within;
-
-    /// The timeout that stands for such an attempt, if one can.
-    fn timeout(&self) -> Option<R>;
-}
-
-/// Whether a policy has a deadline, as a type: the rest of a sync call is
-/// made once for each.
-pub trait Within {
-    /// Whether it has.
-    const DEADLINE: bool;
-}
-
-/// A policy with a deadline.
-#[derive(Debug)]
-pub struct Deadline;
-
-/// A policy without a deadline: nothing stands for an attempt, and no
-/// wait runs past a deadline.
-#[derive(Debug, Clone, Copy)]
-pub struct NoDeadline;
-
-impl Within for Deadline {
-    const DEADLINE: bool = true;
-}
-
-impl Within for NoDeadline {
-    const DEADLINE: bool = false;
-}
-
-impl<R> Late<R> for NoDeadline {
-    type Within = NoDeadline;
-
-    #[inline(always)]
-    fn timeout(&self) -> Option<R> {
-        None
-    }
-}
-
-/// With a deadline, what makes an outcome of a timeout, where the outcome
-/// type can (`Probe::__retry_from_timeout`).
-impl<R> Late<R> for Option<fn(AttemptTimeout) -> R> {
-    type Within = Deadline;
-
-    #[inline]
-    fn timeout(&self) -> Option<R> {
-        self.map(|from_timeout| from_timeout(AttemptTimeout::new(Duration::ZERO)))
-    }
 }
 
 /// Whether an attempt's outcome is a success: a value `judge_value` does

@@ -13,7 +13,9 @@
 //! as it was; [`NothingStands`] for the rest, whose attempts wait for their
 //! permit however long, and start after a wait that ran late. A sync
 //! function's future is no concern, so `__retry_last_sync()` keeps any
-//! other outcome type ([`LastStands`]).
+//! other outcome type ([`LastStands`]). A sync function whose first attempt
+//! runs before its call is built passes what makes a timeout instead
+//! ([`Late`]); its last outcome is kept in the core.
 
 use core::marker::PhantomData;
 use core::time::Duration;
@@ -199,5 +201,66 @@ impl<R> NothingStands<R> {
     #[inline(always)]
     pub fn late(&mut self) -> NoLast {
         NoLast
+    }
+}
+
+/// What makes the outcome of a sync attempt that the deadline came before
+/// (the wait for it ran late): a timeout, where the outcome type is made
+/// of one. A type, so that a function without a deadline passes one of no
+/// size, and the rest of its call checks for no deadline.
+pub trait Late<R> {
+    /// Whether the policy has a deadline: [`Deadline`] or [`NoDeadline`].
+    type Within: Within;
+
+    /// The timeout that stands for such an attempt, if one can.
+    fn timeout(&self) -> Option<R>;
+}
+
+/// Whether a policy has a deadline, as a type: the rest of a sync call is
+/// made once for each.
+pub trait Within {
+    /// Whether it has.
+    const DEADLINE: bool;
+}
+
+/// A policy with a deadline.
+#[derive(Debug)]
+pub struct Deadline;
+
+/// A policy without a deadline: nothing stands for an attempt, and no
+/// wait runs past a deadline.
+#[derive(Debug, Clone, Copy)]
+pub struct NoDeadline;
+
+impl Within for Deadline {
+    const DEADLINE: bool = true;
+}
+
+impl Within for NoDeadline {
+    const DEADLINE: bool = false;
+}
+
+impl<R> Late<R> for NoDeadline {
+    type Within = NoDeadline;
+
+    #[inline(always)]
+    fn timeout(&self) -> Option<R> {
+        None
+    }
+}
+
+/// With a deadline, what makes an outcome of a timeout, where the outcome
+/// type can (`Probe::__retry_from_timeout`).
+impl<R> Late<R> for Option<fn(AttemptTimeout) -> R> {
+    type Within = Deadline;
+
+    // Matched, not mapped: a closure would be one more function for each
+    // outcome type.
+    #[inline]
+    fn timeout(&self) -> Option<R> {
+        let Some(from_timeout) = self else {
+            return None;
+        };
+        Some(from_timeout(AttemptTimeout::new(Duration::ZERO)))
     }
 }

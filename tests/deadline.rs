@@ -47,18 +47,6 @@ fn one_attempt_then_the_deadline(function: &str) {
     );
 }
 
-/// The one "giving up" event among `events`: for the deadline, with the
-/// code of an attempt that never ran.
-fn gave_up_before_an_attempt_ran(events: &[serde_json::Value]) {
-    let giving_up: Vec<_> = events
-        .iter()
-        .filter(|e| e["fields"]["message"] == "giving up")
-        .collect();
-    assert_eq!(giving_up.len(), 1, "{events:?}");
-    assert_eq!(giving_up[0]["fields"]["reason"], "deadline");
-    assert_eq!(giving_up[0]["fields"]["code"], "not_started");
-}
-
 /// An error that says which attempt made it and counts its drops. It is
 /// `Send`, so an async function's future may keep it across a wait.
 #[derive(Debug)]
@@ -157,7 +145,7 @@ fn a_sync_call_with_spans_gives_up_before_the_late_attempt() {
     let (calls, drops) = (Cell::new(0), AtomicU32::new(0));
     let mut outcome = None;
     let (events, _) = common::capture_logs(|| outcome = Some(sync_late_logged(&calls, &drops)));
-    gave_up_before_an_attempt_ran(&events);
+    common::the_give_up_for_an_attempt_that_never_ran(&events);
     ended_with_the_first_error(outcome.unwrap(), &calls);
 }
 
@@ -181,7 +169,7 @@ fn a_sync_loop_in_the_function_starts_no_attempt_after_a_late_wait() {
     let calls = Cell::new(0);
     let mut outcome = None;
     let (events, _) = common::capture_logs(|| outcome = Some(sync_late_in_the_function(&calls)));
-    gave_up_before_an_attempt_ran(&events);
+    common::the_give_up_for_an_attempt_that_never_ran(&events);
     assert_eq!(calls.get(), 1, "an attempt started after the deadline");
     let error = outcome.unwrap().unwrap_err();
     assert!(timed_out(&error), "{error:?}");

@@ -159,19 +159,6 @@ fn sync_behind_a_slow_holder(attempts: &AtomicUsize) -> io::Result<()> {
     Err(io::ErrorKind::ConnectionRefused.into())
 }
 
-/// The one "giving up" event among `events`, which must be for the
-/// deadline, with the code of an attempt that never ran.
-fn the_give_up_for_an_attempt_that_never_ran(events: &[serde_json::Value]) -> &serde_json::Value {
-    let giving_up: Vec<_> = events
-        .iter()
-        .filter(|e| e["fields"]["message"] == "giving up")
-        .collect();
-    assert_eq!(giving_up.len(), 1, "{events:?}");
-    assert_eq!(giving_up[0]["fields"]["reason"], "deadline");
-    assert_eq!(giving_up[0]["fields"]["code"], "not_started");
-    giving_up[0]
-}
-
 #[test]
 fn a_sync_retry_queued_for_a_permit_ends_at_the_deadline_without_running() {
     let attempts = AtomicUsize::new(0);
@@ -180,7 +167,7 @@ fn a_sync_retry_queued_for_a_permit_ends_at_the_deadline_without_running() {
     let (events, _) = common::capture_logs(|| outcome = Some(sync_behind_a_slow_holder(&attempts)));
     let took = started.elapsed();
     let error = outcome.unwrap().unwrap_err();
-    the_give_up_for_an_attempt_that_never_ran(&events);
+    common::the_give_up_for_an_attempt_that_never_ran(&events);
     assert_eq!(
         attempts.load(Ordering::SeqCst),
         1,
@@ -299,7 +286,7 @@ fn without_a_timeout_error_a_queued_retry_ends_at_the_deadline_with_the_last_err
         &HELD_FOR_AN_OPAQUE_CALL,
     );
     assert_eq!(took, Duration::from_millis(300));
-    let giving_up = the_give_up_for_an_attempt_that_never_ran(&events);
+    let giving_up = common::the_give_up_for_an_attempt_that_never_ran(&events);
     assert_eq!(giving_up["fields"]["error"], "refused");
 }
 

@@ -49,3 +49,19 @@ pub fn one_interest_per_thread() {
     static ANCHOR: std::sync::OnceLock<tracing::Dispatch> = std::sync::OnceLock::new();
     ANCHOR.get_or_init(|| tracing::Dispatch::new(tracing::subscriber::NoSubscriber::default()));
 }
+
+/// The one "giving up" event among `events`, which must be for the
+/// deadline, with the code of an attempt that never ran.
+#[allow(dead_code, reason = "for the tests of the deadline and the limit")]
+pub fn the_give_up_for_an_attempt_that_never_ran(
+    events: &[serde_json::Value],
+) -> &serde_json::Value {
+    let giving_up: Vec<_> = events
+        .iter()
+        .filter(|e| e["fields"]["message"] == "giving up")
+        .collect();
+    assert_eq!(giving_up.len(), 1, "{events:?}");
+    assert_eq!(giving_up[0]["fields"]["reason"], "deadline");
+    assert_eq!(giving_up[0]["fields"]["code"], "not_started");
+    giving_up[0]
+}

@@ -415,3 +415,36 @@ fn a_sleeper_that_panics_drops_the_error_kept_across_its_wait() {
         );
     }
 }
+
+/// One call per thread of [`threads_late`], every one late after its wait.
+const THREADS: u32 = 8;
+
+static SHARED_TOKENS: RetryBudget = RetryBudget::new(1.0, 0, Duration::from_secs(600));
+
+#[retry(max = 5, backoff = fixed(50ms), deadline = 200ms, sleep = late, budget = SHARED_TOKENS)]
+fn threads_late(calls: &AtomicU32) -> io::Result<()> {
+    calls.fetch_add(1, Ordering::Relaxed);
+    Err(io::ErrorKind::ConnectionReset.into())
+}
+
+/// Calls on many threads at once, each kept from its late retry: every
+/// give-up, attempt and token is counted once.
+#[test]
+fn calls_on_many_threads_each_end_at_the_deadline_and_give_back_their_tokens() {
+    let calls = AtomicU32::new(0);
+    std::thread::scope(|scope| {
+        for _ in 0..THREADS {
+            scope.spawn(|| {
+                let error = threads_late(&calls).unwrap_err();
+                assert!(timed_out(&error), "{error:?}");
+            });
+        }
+    });
+    assert_eq!(calls.load(Ordering::Relaxed), THREADS);
+    let stats = reattempt::stats::get("deadline::threads_late").unwrap();
+    assert_eq!(
+        (stats.give_ups.deadline, stats.attempts),
+        (u64::from(THREADS), u64::from(THREADS))
+    );
+    assert_eq!(SHARED_TOKENS.available(), f64::from(THREADS));
+}

@@ -448,3 +448,46 @@ fn calls_on_many_threads_each_end_at_the_deadline_and_give_back_their_tokens() {
     );
     assert_eq!(SHARED_TOKENS.available(), f64::from(THREADS));
 }
+
+thread_local! {
+    /// What the hooks of [`hooked_late`] saw on this thread: the hook, the
+    /// attempt, and the code of the attempt's classification.
+    static SEEN: std::cell::RefCell<Vec<(&'static str, u32, Option<String>)>> =
+        const { std::cell::RefCell::new(Vec::new()) };
+}
+
+fn seen_before(ctx: &reattempt::hooks::Context<'_, io::Result<()>>) {
+    SEEN.with(|seen| seen.borrow_mut().push(("before", ctx.attempt(), None)));
+}
+
+fn seen_after(ctx: &reattempt::hooks::Context<'_, io::Result<()>>) {
+    let code = ctx
+        .class()
+        .and_then(|class| class.code().map(str::to_owned));
+    SEEN.with(|seen| seen.borrow_mut().push(("after", ctx.attempt(), code)));
+}
+
+#[retry(max = 5, backoff = fixed(50ms), deadline = 200ms, sleep = late, before = seen_before, after = seen_after)]
+fn hooked_late(calls: &Cell<u32>) -> io::Result<()> {
+    calls.set(calls.get() + 1);
+    Err(io::ErrorKind::ConnectionRefused.into())
+}
+
+/// `before` runs ahead of the attempt that the deadline then keeps from
+/// starting, and `after` sees what stands for it, classified `not_started`.
+#[test]
+fn the_hooks_see_the_attempt_that_never_started() {
+    let calls = Cell::new(0);
+    hooked_late(&calls).unwrap_err();
+    assert_eq!(calls.get(), 1);
+    let seen = SEEN.with(|seen| seen.take());
+    assert_eq!(
+        seen,
+        [
+            ("before", 1, None),
+            ("after", 1, Some("ConnectionRefused".to_owned())),
+            ("before", 2, None),
+            ("after", 2, Some("not_started".to_owned())),
+        ]
+    );
+}

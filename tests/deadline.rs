@@ -491,3 +491,36 @@ fn the_hooks_see_the_attempt_that_never_started() {
         ]
     );
 }
+
+thread_local! {
+    /// The alerts [`alerted_late`] raised on this thread.
+    static ALERTS: std::cell::RefCell<Vec<reattempt::Alert>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+fn alert(alert: &reattempt::Alert) {
+    ALERTS.with(|alerts| alerts.borrow_mut().push(alert.clone()));
+}
+
+#[retry(max = 5, backoff = fixed(50ms), deadline = 200ms, sleep = late, alert_after = 2, on_alert = alert)]
+fn alerted_late(calls: &Cell<u32>) -> io::Result<()> {
+    calls.set(calls.get() + 1);
+    Err(io::ErrorKind::ConnectionRefused.into())
+}
+
+/// An attempt that never ran says nothing of the backend: it neither ends
+/// nor extends a streak of the same failure. Two calls, each refused once
+/// and then kept from its late retry, make two refusals in a row.
+#[test]
+fn an_attempt_that_never_ran_does_not_break_a_streak_of_failures() {
+    let calls = Cell::new(0);
+    alerted_late(&calls).unwrap_err();
+    assert!(ALERTS.with(|alerts| alerts.borrow().is_empty()));
+    alerted_late(&calls).unwrap_err();
+    assert_eq!(calls.get(), 2);
+    let alerts = ALERTS.with(|alerts| alerts.take());
+    assert_eq!(alerts.len(), 1, "{alerts:?}");
+    assert_eq!(
+        (alerts[0].code.as_deref(), alerts[0].count),
+        (Some("ConnectionRefused"), 2)
+    );
+}

@@ -77,7 +77,10 @@ impl<B: Backoff, C: Clock, S: Slot> Call<'_, B, C, S> {
             spans.attempt().clone()
         });
         let _in_attempt = attempt_span.as_ref().map(Span::enter);
-        // An attempt that never ran says nothing of the backend.
+        // An attempt that never ran says nothing of the backend: the
+        // breaker does not count it, and it neither ends nor extends a
+        // streak of the same failure. Asked only where there is a breaker
+        // or an alert, so that a retry with neither reads no code.
         if let Some(breaker) = self.policy.breaker
             && !super::never_ran(&class)
         {
@@ -86,6 +89,7 @@ impl<B: Backoff, C: Clock, S: Slot> Call<'_, B, C, S> {
         let elapsed = self.elapsed();
         self.failures().last_class = Some(class);
         if let Some(after) = self.policy.alert_after
+            && !super::never_ran(&class)
             && let Some(alert) = self.frame.site.failure_streak(&class, after.get())
         {
             if log::wanted(Level::ERROR) {

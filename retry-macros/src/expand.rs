@@ -82,7 +82,7 @@
 
 use std::borrow::Cow;
 
-use proc_macro2::{Punct, Spacing, Span, TokenStream, TokenTree};
+use proc_macro2::{Delimiter, Group, Punct, Spacing, Span, TokenStream, TokenTree};
 use quote::quote_spanned;
 use syn::spanned::Spanned;
 use syn::visit_mut::VisitMut;
@@ -165,6 +165,10 @@ pub fn expand(mut args: Args, function: Function) -> syn::Result<TokenStream> {
         is_async,
         waits_in_next,
         classify: classifier(&args, &private, error_span, external_api),
+        classified_at: match args.on {
+            None | Some(On::Transient) if !external_api => Some(error_span),
+            _ => None,
+        },
         policy: policy_ref,
     };
     // The call state, for the loops that build it before the first attempt.
@@ -272,6 +276,11 @@ struct Parts<'a> {
     /// the loop has one await.
     waits_in_next: bool,
     classify: TokenStream,
+    /// Where the call that takes the classifier is made: at the error type
+    /// for its own classification, which a type without one fails twice
+    /// (the function, and the call's bound on it), so that the compiler
+    /// reports the two as one; else at the attribute.
+    classified_at: Option<Span>,
     /// The call's policy, as `scope` and `decide` take it.
     policy: TokenStream,
 }
@@ -300,11 +309,15 @@ impl Parts<'_> {
             let classify = &self.classify;
             let describe = self.describe();
             let judge_value = self.judge_value(args, Source::Outcome);
+            let retries = self.call_classifying(
+                &retries,
+                code!(#policy, #borrowed, #classify, #describe, #judge_value),
+            );
             return code! {
                 loop {
                     let #outcome = #attempt;
                     #fallible
-                    if !__retry_call.#retries(#policy, #borrowed, #classify, #describe, #judge_value) {
+                    if !#retries {
                         return #outcome;
                     }
                 }
@@ -337,7 +350,7 @@ impl Parts<'_> {
                 }
             }
         });
-        let decision = code!(__retry_call.#decide(#policy, #borrowed, #judge));
+        let decision = self.call_classifying(&decide, code!(#policy, #borrowed, #judge));
         // Without hooks after the attempt, only a retry goes on.
         let decided = if after.is_empty() && on_retry.is_empty() && on_give_up.is_empty() {
             code! {
@@ -391,6 +404,22 @@ impl Parts<'_> {
                 #sleep;
             }
         }
+    }
+
+    /// `__retry_call.method(arguments)`, where `arguments` hold the
+    /// classifier: spanned whole at [`classified_at`](Self::classified_at)
+    /// where there is one. The receiver and the arguments are put in
+    /// groups of that span, as the call's span runs from the first to the
+    /// last; the names inside keep the expansion's hygiene.
+    fn call_classifying(&self, method: &Ident, arguments: TokenStream) -> TokenStream {
+        let Some(span) = self.classified_at else {
+            return code!(__retry_call.#method(#arguments));
+        };
+        let mut receiver = Group::new(Delimiter::Parenthesis, code!(__retry_call));
+        receiver.set_span(span);
+        let mut arguments = Group::new(Delimiter::Parenthesis, arguments);
+        arguments.set_span(span);
+        code!(#receiver.#method #arguments)
     }
 
     /// A sync call that runs its first attempt before its call is built,

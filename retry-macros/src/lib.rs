@@ -3,6 +3,15 @@
 
 #![deny(missing_docs)]
 
+/// `quote!` with mixed-site hygiene: the expansion's locals (`__retry_*`)
+/// can neither see nor shadow the user's names, while paths still resolve
+/// at the call site.
+macro_rules! code {
+    ($($tokens:tt)*) => {
+        quote::quote_spanned!(proc_macro2::Span::mixed_site()=> $($tokens)*)
+    };
+}
+
 mod args;
 mod const_policy;
 mod duration;
@@ -10,6 +19,7 @@ mod expand;
 mod hint;
 mod item;
 mod moves;
+mod prelude;
 mod preset;
 mod type_span;
 mod validate;

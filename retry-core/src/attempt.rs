@@ -7,11 +7,9 @@
 //! alerts, statistics) is made here.
 
 use core::fmt;
-use core::future::{Future, poll_fn};
+use core::future::Future;
 use core::mem::ManuallyDrop;
-use core::pin::{Pin, pin};
 use core::sync::atomic::{AtomicU8, Ordering};
-use core::task::Poll;
 use core::time::Duration;
 
 use tracing::Span;
@@ -21,20 +19,17 @@ use crate::breaker::BreakerOpen;
 use crate::class::CodeKind;
 use crate::class::{Class, Classification};
 use crate::clock::{Clock, saturating_nanos};
-use crate::current::{self, Frame, HasFrame, InSpan, Limited, Scoped};
+use crate::current::{self, Frame, HasFrame};
 use crate::export;
 use crate::give_up::GiveUp;
 use crate::hooks::Context;
 use crate::jitter::Rng;
-use crate::limit::{ConcurrencyLimit, Permit};
 use crate::outcome::Outcome;
 use crate::outcome::{FromBreakerOpen, FromTimeout};
 use crate::policy::Policy;
 use crate::read_outcome::JudgeValue;
 use crate::spans::{self, Spans};
 use crate::stats::Site;
-use crate::timeout::AttemptTimeout;
-use instead::{ByTimeout, Instead, NoLast};
 
 mod delay;
 mod failure;
@@ -44,6 +39,7 @@ pub(crate) mod instead;
 mod lazy;
 #[cfg(feature = "tokio")]
 mod next;
+mod run;
 
 pub use failure_state::{Boxed, FailureState, Inline, Slot};
 pub use first::run_sync;
@@ -255,28 +251,6 @@ fn timeout_class(cut: u8) -> Classification {
     } else {
         class.with_code("attempt_timeout")
     }
-}
-
-/// The outcome of `attempt`, or `None` if `timer` fires first; the timer is
-/// polled only while `timed` says that it runs, and `untimed` is called
-/// when it does not.
-async fn first_of<F: Future, W: Future<Output = ()>>(
-    mut attempt: Pin<&mut F>,
-    mut timer: Pin<&mut W>,
-    timed: impl Fn(&F) -> bool,
-    mut untimed: impl FnMut(),
-) -> Option<F::Output> {
-    poll_fn(|cx| {
-        if let Poll::Ready(outcome) = attempt.as_mut().poll(cx) {
-            return Poll::Ready(Some(outcome));
-        }
-        if !timed(&attempt) {
-            untimed();
-            return Poll::Pending;
-        }
-        timer.as_mut().poll(cx).map(|()| None)
-    })
-    .await
 }
 
 /// Whether `class` is that of an attempt that never ran.
@@ -582,177 +556,13 @@ impl<'p, B: Backoff, C: Clock, S: Slot> Call<'p, B, C, S> {
         }
     }
 
-    /// The span of the attempt in progress, when the call has spans.
-    #[inline]
-    fn attempt_span(&self) -> Option<&Span> {
-        self.spans.as_deref().map(Spans::attempt)
-    }
-
-    /// Runs a sync attempt where [`attempt()`](crate::attempt()) sees it,
-    /// holding a permit of the policy's concurrency limit while it runs.
-    ///
-    /// `policy` is the call's own policy again: the expansion passes the
-    /// `static` itself, so that the checks of what it does not use (a
-    /// limit, a `max`) fold away instead of reading the call's memory.
-    #[inline]
-    pub fn scope<T>(&self, policy: &Policy<B>, attempt: impl FnOnce() -> T) -> T {
-        // Not through `scope_within`: the rest of a sync call retries
-        // through this one, and that longer function cost each of its
-        // retries 4 instructions (539 against 535).
-        debug_assert!(core::ptr::eq(policy, self.policy), "the call's own policy");
-        // Nested in an attempt that holds the same limit, the call runs
-        // under that permit: waiting for a second one could deadlock.
-        let _permit = match policy.limit {
-            Some(limit) if !current::holds(limit) => Some(limit.acquire_blocking()),
-            _ => None,
-        };
-        current::holding(policy.limit, || {
-            self.attempt_starts();
-            let _span = InSpan::enter(self.attempt_span());
-            self.frame.enter(attempt)
-        })
-    }
-
-    /// [`scope`](Self::scope) for a call with a deadline, whose wait for a
-    /// permit of the concurrency limit ends at the deadline when something
-    /// can stand for the attempt's outcome ([`Instead`]): the attempt does
-    /// not run, and its outcome is that, as if it had run past the
-    /// deadline. With nothing to stand for it (a first attempt whose error
-    /// type has no `From<AttemptTimeout>`), it waits for the permit however
-    /// long.
-    #[inline]
-    pub fn scope_within<R>(
-        &self,
-        policy: &Policy<B>,
-        instead: impl Instead<R>,
-        attempt: impl FnOnce() -> R,
-    ) -> R {
-        debug_assert!(core::ptr::eq(policy, self.policy), "the call's own policy");
-        let _permit = match policy.limit {
-            Some(limit) if !current::holds(limit) => match self.permit_or(limit, instead) {
-                Ok(permit) => Some(permit),
-                Err(outcome) => return outcome,
-            },
-            _ => match self.overran(instead, || self.deadline_left()) {
-                Some(outcome) => return outcome,
-                None => None,
-            },
-        };
-        current::holding(policy.limit, || {
-            self.attempt_starts();
-            let _span = InSpan::enter(self.attempt_span());
-            self.frame.enter(attempt)
-        })
-    }
-
-    /// What stands for a retry whose wait ended at or past the deadline (a
-    /// timer that fired late), which then does not start; `None` for any
-    /// other attempt. `instead` is dropped either way, before the attempt
-    /// runs. A first attempt had no wait, and reads no clock here.
-    /// `left` is the time left, read only for such a retry.
-    #[inline]
-    fn overran<R>(
-        &self,
-        instead: impl Instead<R>,
-        left: impl FnOnce() -> Option<Duration>,
-    ) -> Option<R> {
-        if instead.stands()
-            && self.retry_pending.load(Ordering::Relaxed) != NO_RETRY
-            && left().is_some_and(|left| left.is_zero())
-        {
-            return self.instead_of_late(instead);
-        }
-        instead.discard();
-        None
-    }
-
-    /// [`overran`](Self::overran)'s outcome, out of line: only a wait that
-    /// ran late reaches it.
-    #[cold]
-    #[inline(never)]
-    fn instead_of_late<R>(&self, instead: impl Instead<R>) -> Option<R> {
-        let outcome = instead.outcome(Duration::ZERO)?;
-        self.never_ran();
-        Some(outcome)
-    }
-
-    /// A permit of `limit`, waited for until the deadline when something
-    /// stands for the attempt, else however long; or, when the deadline
-    /// came first, what stands for the attempt, which never ran. What
-    /// stands for it is dropped here, not held while the attempt runs.
-    fn permit_or<'l, R>(
-        &self,
-        limit: &'l ConcurrencyLimit,
-        instead: impl Instead<R>,
-    ) -> Result<Permit<'l>, R> {
-        if let Some(left) = self.deadline_left()
-            && instead.stands()
-        {
-            // With no time left (the wait before it ran late), the attempt
-            // does not start even where a permit is free.
-            if !left.is_zero()
-                && let Some(permit) = limit.acquire_blocking_within(left)
-            {
-                return Ok(permit);
-            }
-            // `stands` said that something does; were it wrong, the wait
-            // would go on, not the call end without an outcome.
-            if let Some(outcome) = instead.outcome(left) {
-                self.never_ran();
-                return Err(outcome);
-            }
-        }
-        Ok(limit.acquire_blocking())
-    }
-
-    /// An async attempt that [`attempt()`](crate::attempt()) sees on every
-    /// poll, holding its future by value. It does not take a permit of the
-    /// concurrency limit: wrap it in [`limited`](Self::limited) for that.
-    #[inline]
-    pub fn scoped<'c, F: Future>(&'c self, attempt: F) -> Scoped<'c, Self, F> {
-        Scoped::new(self, attempt)
-    }
-
-    /// An async attempt that holds a permit of the policy's concurrency
-    /// limit while it runs, waiting for one first.
-    #[inline]
-    pub fn limited<'c, F: Future>(&'c self, attempt: F) -> Limited<'c, F> {
-        Limited::new(self.policy.limit, attempt)
-    }
-
-    /// A [`limited`](Self::limited) attempt of a call with a deadline: the
-    /// wait for the permit ends at the deadline when something can stand
-    /// for the attempt's outcome ([`Instead`]), and the attempt does not
-    /// run; its outcome is that, as if it had run past the deadline. Once
-    /// the attempt holds its permit, its own timer ([`cut`](Self::cut))
-    /// bounds it.
-    pub fn limited_within<'c, R, F, T, W>(
-        &'c self,
-        limited: Limited<'c, F>,
-        sleep: T,
-        instead: impl Instead<R> + 'c,
-    ) -> impl Future<Output = R> + 'c
-    where
-        F: Future<Output = R> + 'c,
-        T: FnOnce(Duration) -> W + 'c,
-        W: Future<Output = ()>,
-        R: 'c,
-    {
-        self.race::<NEVER_RAN, _, _, _, _>(
-            limited,
-            sleep,
-            instead,
-            NoLast,
-            Self::deadline_left,
-            Limited::is_queued,
-        )
-    }
-
     /// Runs an async attempt for at most `attempt_timeout`, or the time left
     /// before the deadline if that is shorter, timed by `sleep` (the
     /// function's sleeper, so that it works on any executor); an attempt
     /// still running then is dropped and returns
-    /// [`AttemptTimeout`](crate::AttemptTimeout).
+    /// [`AttemptTimeout`](crate::AttemptTimeout). Here, in the type's own
+    /// module: the compile error of a function whose error type cannot
+    /// stand for a timeout names it `Call::timed`, not by a module's path.
     pub fn timed<'c, R, F, T, W>(&'c self, attempt: F, sleep: T) -> impl Future<Output = R> + 'c
     where
         R: FromTimeout + 'c,
@@ -762,202 +572,13 @@ impl<'p, B: Backoff, C: Clock, S: Slot> Call<'p, B, C, S> {
     {
         // `cut`'s future itself: awaited in an async fn of its own, the
         // attempt would be held twice.
-        self.cut(attempt, sleep, Some(R::from_timeout), NoLast)
+        self.cut(attempt, sleep, Some(R::from_timeout), instead::NoLast)
     }
 
-    /// [`timed`](Self::timed) when `from_timeout` can make an outcome of a
-    /// timeout; otherwise the attempt runs to its end. Where the wait
-    /// before a retry ran past the deadline, the retry does not start: the
-    /// timeout stands for it, or else `late` (the last attempt's outcome),
-    /// if something does.
-    pub fn cut<'c, R, F, T, W>(
-        &'c self,
-        attempt: F,
-        sleep: T,
-        from_timeout: Option<fn(AttemptTimeout) -> R>,
-        late: impl Instead<R> + 'c,
-    ) -> impl Future<Output = R> + 'c
-    where
-        F: Future<Output = R> + 'c,
-        T: FnOnce(Duration) -> W + 'c,
-        W: Future<Output = ()>,
-        R: 'c,
-    {
-        self.race::<TIMED_OUT, _, _, _, _>(
-            attempt,
-            sleep,
-            ByTimeout(from_timeout),
-            late,
-            Self::attempt_limit,
-            |_| true,
-        )
-    }
-
-    /// `attempt` raced against a timer of `sleep`, when something can stand
-    /// for its outcome ([`Instead`]): the attempt's outcome, or, if the
-    /// timer fires first, what stands for it. The timer is set to what
-    /// `left` gives and polled while `runs` says that it runs; its firing
-    /// is `FIRED` ([`TIMED_OUT`], or [`NEVER_RAN`] for a wait for a
-    /// permit). All three are types, not values, so they take no room in
-    /// the future. With no time left at all (the deadline passed while the
-    /// wait before it overran), the attempt does not start: what stands
-    /// for it is `instead`'s outcome, or, for a retry, `late`'s, which is
-    /// dropped before the attempt runs.
-    #[allow(
-        clippy::manual_async_fn,
-        reason = "an async fn would hold the attempt twice"
-    )]
-    fn race<'c, const FIRED: u8, R, F, T, W>(
-        &'c self,
-        mut attempt: F,
-        sleep: T,
-        instead: impl Instead<R> + 'c,
-        late: impl Instead<R> + 'c,
-        left: impl Fn(&Self) -> Option<Duration> + 'c,
-        runs: impl Fn(&F) -> bool + 'c,
-    ) -> impl Future<Output = R> + 'c
-    where
-        F: Future<Output = R> + 'c,
-        T: FnOnce(Duration) -> W + 'c,
-        W: Future<Output = ()>,
-        R: 'c,
-    {
-        // An async block that owns its captures: an `async fn` moves its
-        // arguments into locals of its body, and the attempt would take its
-        // room in the future twice.
-        async move {
-            // Pinned where it is, as `tokio::pin!` pins, not moved again.
-            // SAFETY: `attempt` lives in this future's own state, which is
-            // pinned, and is shadowed here, so it is never moved again.
-            let mut attempt = unsafe { Pin::new_unchecked(&mut attempt) };
-            // In a block of its own, so that the time left is not kept in
-            // the future across the awaits below.
-            let limit = {
-                let left = left(self);
-                if let Some(outcome) = self.overran(late, || left) {
-                    return outcome;
-                }
-                left.filter(|_| instead.stands())
-            };
-            let Some(limit) = limit else {
-                return attempt.await;
-            };
-            // Dropped once the timer no longer runs (the attempt holds its
-            // permit), so that the attempt never runs beside it.
-            let mut instead = Some(instead);
-            let fired = if limit.is_zero() {
-                NEVER_RAN
-            } else {
-                let timer = pin!(sleep(limit));
-                match first_of(attempt.as_mut(), timer, runs, || instead = None).await {
-                    Some(outcome) => return outcome,
-                    None => FIRED,
-                }
-            };
-            // `stands` said that something does, and the timer fired while
-            // it ran; were either wrong, the attempt would go on, not the
-            // call end without an outcome.
-            let Some(outcome) = instead.and_then(|instead| instead.outcome(limit)) else {
-                return attempt.await;
-            };
-            if fired == NEVER_RAN {
-                self.never_ran();
-            } else {
-                self.timed_out.store(fired, Ordering::Relaxed);
-            }
-            outcome
-        }
-    }
-
-    /// How long the next attempt may run: `attempt_timeout`, shortened to
-    /// the time left before the deadline; `None` when neither is set.
-    fn attempt_limit(&self) -> Option<Duration> {
-        match (self.policy.attempt_timeout, self.deadline_left()) {
-            (Some(timeout), Some(left)) => Some(timeout.min(left)),
-            (timeout, left) => timeout.or(left),
-        }
-    }
-
-    /// The time left before the deadline, when the call has one.
-    fn deadline_left(&self) -> Option<Duration> {
-        match (self.policy.deadline, self.started) {
-            (Some(deadline), Some(started)) => {
-                Some(deadline.saturating_sub(self.elapsed_since(started)))
-            }
-            _ => None,
-        }
-    }
-
-    /// Waits `delay` on tokio's timer: the default sleep of async functions.
-    /// The timer lives with the call's failure state, so that it adds
-    /// nothing to the size of the function's future, and is reused from one
-    /// wait to the next. Out of line: only a retry reaches it, and inlined
-    /// it would put tokio's timer code in every async function.
-    #[cfg(feature = "tokio")]
-    #[inline(never)]
-    pub fn wait(&mut self, delay: Duration) -> crate::wait::Wait<'_> {
-        if delay.is_zero() {
-            return crate::wait::Wait::new(None);
-        }
-        crate::wait::Wait::new(Some(self.set_timer(delay)))
-    }
-
-    /// The call's timer, set to fire after `delay`.
-    #[cfg(feature = "tokio")]
-    fn set_timer(&mut self, delay: Duration) -> Pin<&mut tokio::time::Sleep> {
-        let now = tokio::time::Instant::now();
-        // A delay past what an `Instant` can hold (a `Duration::MAX`
-        // backoff or server delay) is a wait for ever: thirty years, as
-        // tokio's own timeouts saturate.
-        let deadline = now
-            .checked_add(delay)
-            .unwrap_or_else(|| now + Duration::from_secs(30 * 365 * 86_400));
-        let timer = &mut self.failures().timer.sleep;
-        match timer {
-            Some(timer) => {
-                timer.as_mut().reset(deadline);
-                timer.as_mut()
-            }
-            None => timer
-                .insert(Box::pin(tokio::time::sleep_until(deadline)))
-                .as_mut(),
-        }
-    }
-
-    /// Sets the wait that the next attempt of a [`LazyCall`] waits out
-    /// before it runs ([`Next`]); a zero delay sets none.
-    #[cfg(feature = "tokio")]
-    #[inline(never)]
-    fn wait_before_next(&mut self, delay: Duration) {
-        if !delay.is_zero() {
-            self.set_timer(delay);
-            self.failures().timer.waiting = true;
-        }
-    }
-
-    /// What comes before each poll of an attempt of a [`LazyCall`]'s
-    /// built call ([`Next`]): the wait its retry set, then its span. Out of
-    /// line, as only a retry or a traced call reaches it.
-    #[cfg(feature = "tokio")]
-    #[inline(never)]
-    fn before_attempt(&mut self, cx: &mut core::task::Context<'_>) -> Poll<()> {
-        if self
-            .failures
-            .peek()
-            .is_some_and(|failures| failures.timer.waiting)
-        {
-            let timer = &mut self.failures().timer;
-            if let Some(sleep) = &mut timer.sleep
-                && sleep.as_mut().poll(cx).is_pending()
-            {
-                return Poll::Pending;
-            }
-            timer.waiting = false;
-        }
-        if self.spans.as_deref().is_some_and(|spans| !spans.is_open()) {
-            self.begin_attempt();
-        }
-        Poll::Ready(())
+    /// The span of the attempt in progress, when the call has spans.
+    #[inline]
+    fn attempt_span(&self) -> Option<&Span> {
+        self.spans.as_deref().map(Spans::attempt)
     }
 
     /// What hooks see: before an attempt (`outcome` is `None`) or after it.

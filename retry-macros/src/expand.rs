@@ -300,7 +300,8 @@ impl Parts<'_> {
             let classify = &self.classify;
             let describe = self.describe();
             let judge_value = self.judge_value(args, Source::Outcome);
-            let retries = self.call_classifying(
+            let retries = call_at(
+                self.classified_at,
                 &retries,
                 code!(#policy, #borrowed, #classify, #describe, #judge_value),
             );
@@ -341,7 +342,11 @@ impl Parts<'_> {
                 }
             }
         });
-        let decision = self.call_classifying(&decide, code!(#policy, #borrowed, #judge));
+        let decision = call_at(
+            self.classified_at,
+            &decide,
+            code!(#policy, #borrowed, #judge),
+        );
         // Without hooks after the attempt, only a retry goes on.
         let decided = if after.is_empty() && on_retry.is_empty() && on_give_up.is_empty() {
             code! {
@@ -395,22 +400,6 @@ impl Parts<'_> {
                 #sleep;
             }
         }
-    }
-
-    /// `__retry_call.method(arguments)`, where `arguments` hold the
-    /// classifier: spanned whole at [`classified_at`](Self::classified_at)
-    /// where there is one. The receiver and the arguments are put in
-    /// groups of that span, as the call's span runs from the first to the
-    /// last; the names inside keep the expansion's hygiene.
-    fn call_classifying(&self, method: &Ident, arguments: TokenStream) -> TokenStream {
-        let Some(span) = self.classified_at else {
-            return code!(__retry_call.#method(#arguments));
-        };
-        let mut receiver = Group::new(Delimiter::Parenthesis, code!(__retry_call));
-        receiver.set_span(span);
-        let mut arguments = Group::new(Delimiter::Parenthesis, arguments);
-        arguments.set_span(span);
-        code!(#receiver.#method #arguments)
     }
 
     /// A sync call that runs its first attempt before its call is built,
@@ -521,8 +510,11 @@ impl Parts<'_> {
         let wait = quote_spanned!(self.return_span=> .await);
         let timed = cut.map(|ret| match ret {
             None => {
+                // At the return type: a type that cannot stand for a
+                // timeout fails the call's bound and that of its future,
+                // reported as one there.
                 let timed = Ident::new("timed", self.return_span);
-                code!(__retry_call.#timed(#scoped, #timer))
+                call_at(Some(self.return_span), &timed, code!(#scoped, #timer))
             }
             Some(ret) => {
                 // After a wait that ran past the deadline, a retry does not
@@ -697,6 +689,23 @@ impl Parts<'_> {
             code!(let () = #call;)
         }
     }
+}
+
+/// `__retry_call.method(arguments)`, spanned whole at `span` when there is
+/// one: where a bound the call puts on its arguments fails twice (on an
+/// argument and on the call), so that the compiler reports the two as one
+/// error there. The receiver and the arguments are put in groups of that
+/// span, as the call's span runs from the first to the last; the names
+/// inside keep the expansion's hygiene.
+fn call_at(span: Option<Span>, method: &Ident, arguments: TokenStream) -> TokenStream {
+    let Some(span) = span else {
+        return code!(__retry_call.#method(#arguments));
+    };
+    let mut receiver = Group::new(Delimiter::Parenthesis, code!(__retry_call));
+    receiver.set_span(span);
+    let mut arguments = Group::new(Delimiter::Parenthesis, arguments);
+    arguments.set_span(span);
+    code!(#receiver.#method #arguments)
 }
 
 /// The classifier handed to `Call::decide`: a function of the error.

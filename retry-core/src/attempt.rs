@@ -19,7 +19,7 @@ use crate::breaker::BreakerOpen;
 use crate::class::CodeKind;
 use crate::class::{Class, Classification};
 use crate::clock::{Clock, saturating_nanos};
-use crate::current::{self, Frame, HasFrame};
+use crate::current::{self, Frame, HasFrame, Limited};
 use crate::export;
 use crate::give_up::GiveUp;
 use crate::hooks::Context;
@@ -30,6 +30,8 @@ use crate::policy::Policy;
 use crate::read_outcome::JudgeValue;
 use crate::spans::{self, Spans};
 use crate::stats::Site;
+use crate::timeout::AttemptTimeout;
+use instead::{ByTimeout, Instead, NoLast};
 
 mod delay;
 mod failure;
@@ -556,13 +558,17 @@ impl<'p, B: Backoff, C: Clock, S: Slot> Call<'p, B, C, S> {
         }
     }
 
+    // The wrappers of an attempt whose bounds what the user wrote can fail
+    // (an error type that cannot stand for a timeout, a sleeper that
+    // returns no future) stay beside the type: rustc's note of such an
+    // error names a method of an impl in another module by that module's
+    // path. The others are in `run.rs`.
+
     /// Runs an async attempt for at most `attempt_timeout`, or the time left
     /// before the deadline if that is shorter, timed by `sleep` (the
     /// function's sleeper, so that it works on any executor); an attempt
     /// still running then is dropped and returns
-    /// [`AttemptTimeout`](crate::AttemptTimeout). Here, in the type's own
-    /// module: the compile error of a function whose error type cannot
-    /// stand for a timeout names it `Call::timed`, not by a module's path.
+    /// [`AttemptTimeout`](crate::AttemptTimeout).
     pub fn timed<'c, R, F, T, W>(&'c self, attempt: F, sleep: T) -> impl Future<Output = R> + 'c
     where
         R: FromTimeout + 'c,
@@ -572,7 +578,63 @@ impl<'p, B: Backoff, C: Clock, S: Slot> Call<'p, B, C, S> {
     {
         // `cut`'s future itself: awaited in an async fn of its own, the
         // attempt would be held twice.
-        self.cut(attempt, sleep, Some(R::from_timeout), instead::NoLast)
+        self.cut(attempt, sleep, Some(R::from_timeout), NoLast)
+    }
+
+    /// [`timed`](Self::timed) when `from_timeout` can make an outcome of a
+    /// timeout; otherwise the attempt runs to its end. Where the wait
+    /// before a retry ran past the deadline, the retry does not start: the
+    /// timeout stands for it, or else `late` (the last attempt's outcome),
+    /// if something does.
+    pub fn cut<'c, R, F, T, W>(
+        &'c self,
+        attempt: F,
+        sleep: T,
+        from_timeout: Option<fn(AttemptTimeout) -> R>,
+        late: impl Instead<R> + 'c,
+    ) -> impl Future<Output = R> + 'c
+    where
+        F: Future<Output = R> + 'c,
+        T: FnOnce(Duration) -> W + 'c,
+        W: Future<Output = ()>,
+        R: 'c,
+    {
+        self.race::<TIMED_OUT, _, _, _, _>(
+            attempt,
+            sleep,
+            ByTimeout(from_timeout),
+            late,
+            Self::attempt_limit,
+            |_| true,
+        )
+    }
+
+    /// A [`limited`](Self::limited) attempt of a call with a deadline: the
+    /// wait for the permit ends at the deadline when something can stand
+    /// for the attempt's outcome ([`Instead`]), and the attempt does not
+    /// run; its outcome is that, as if it had run past the deadline. Once
+    /// the attempt holds its permit, its own timer ([`cut`](Self::cut))
+    /// bounds it.
+    pub fn limited_within<'c, R, F, T, W>(
+        &'c self,
+        limited: Limited<'c, F>,
+        sleep: T,
+        instead: impl Instead<R> + 'c,
+    ) -> impl Future<Output = R> + 'c
+    where
+        F: Future<Output = R> + 'c,
+        T: FnOnce(Duration) -> W + 'c,
+        W: Future<Output = ()>,
+        R: 'c,
+    {
+        self.race::<NEVER_RAN, _, _, _, _>(
+            limited,
+            sleep,
+            instead,
+            NoLast,
+            Self::deadline_left,
+            Limited::is_queued,
+        )
     }
 
     /// The span of the attempt in progress, when the call has spans.

@@ -11,14 +11,13 @@ use core::task::Poll;
 use core::time::Duration;
 
 use super::failure_state::Slot;
-use super::instead::{ByTimeout, Instead, NoLast};
-use super::{Call, NEVER_RAN, NO_RETRY, TIMED_OUT};
+use super::instead::Instead;
+use super::{Call, NEVER_RAN, NO_RETRY};
 use crate::backoff::Backoff;
 use crate::clock::Clock;
 use crate::current::{self, InSpan, Limited, Scoped};
 use crate::limit::{ConcurrencyLimit, Permit};
 use crate::policy::Policy;
-use crate::timeout::AttemptTimeout;
 
 impl<B: Backoff, C: Clock, S: Slot> Call<'_, B, C, S> {
     /// Runs a sync attempt where [`attempt()`](crate::attempt()) sees it,
@@ -153,62 +152,6 @@ impl<B: Backoff, C: Clock, S: Slot> Call<'_, B, C, S> {
         Limited::new(self.policy.limit, attempt)
     }
 
-    /// A [`limited`](Self::limited) attempt of a call with a deadline: the
-    /// wait for the permit ends at the deadline when something can stand
-    /// for the attempt's outcome ([`Instead`]), and the attempt does not
-    /// run; its outcome is that, as if it had run past the deadline. Once
-    /// the attempt holds its permit, its own timer ([`cut`](Self::cut))
-    /// bounds it.
-    pub fn limited_within<'c, R, F, T, W>(
-        &'c self,
-        limited: Limited<'c, F>,
-        sleep: T,
-        instead: impl Instead<R> + 'c,
-    ) -> impl Future<Output = R> + 'c
-    where
-        F: Future<Output = R> + 'c,
-        T: FnOnce(Duration) -> W + 'c,
-        W: Future<Output = ()>,
-        R: 'c,
-    {
-        self.race::<NEVER_RAN, _, _, _, _>(
-            limited,
-            sleep,
-            instead,
-            NoLast,
-            Self::deadline_left,
-            Limited::is_queued,
-        )
-    }
-
-    /// [`timed`](Self::timed) when `from_timeout` can make an outcome of a
-    /// timeout; otherwise the attempt runs to its end. Where the wait
-    /// before a retry ran past the deadline, the retry does not start: the
-    /// timeout stands for it, or else `late` (the last attempt's outcome),
-    /// if something does.
-    pub fn cut<'c, R, F, T, W>(
-        &'c self,
-        attempt: F,
-        sleep: T,
-        from_timeout: Option<fn(AttemptTimeout) -> R>,
-        late: impl Instead<R> + 'c,
-    ) -> impl Future<Output = R> + 'c
-    where
-        F: Future<Output = R> + 'c,
-        T: FnOnce(Duration) -> W + 'c,
-        W: Future<Output = ()>,
-        R: 'c,
-    {
-        self.race::<TIMED_OUT, _, _, _, _>(
-            attempt,
-            sleep,
-            ByTimeout(from_timeout),
-            late,
-            Self::attempt_limit,
-            |_| true,
-        )
-    }
-
     /// `attempt` raced against a timer of `sleep`, when something can stand
     /// for its outcome ([`Instead`]): the attempt's outcome, or, if the
     /// timer fires first, what stands for it. The timer is set to what
@@ -223,7 +166,7 @@ impl<B: Backoff, C: Clock, S: Slot> Call<'_, B, C, S> {
         clippy::manual_async_fn,
         reason = "an async fn would hold the attempt twice"
     )]
-    fn race<'c, const FIRED: u8, R, F, T, W>(
+    pub(super) fn race<'c, const FIRED: u8, R, F, T, W>(
         &'c self,
         mut attempt: F,
         sleep: T,
@@ -287,7 +230,7 @@ impl<B: Backoff, C: Clock, S: Slot> Call<'_, B, C, S> {
 
     /// How long the next attempt may run: `attempt_timeout`, shortened to
     /// the time left before the deadline; `None` when neither is set.
-    fn attempt_limit(&self) -> Option<Duration> {
+    pub(super) fn attempt_limit(&self) -> Option<Duration> {
         match (self.policy.attempt_timeout, self.deadline_left()) {
             (Some(timeout), Some(left)) => Some(timeout.min(left)),
             (timeout, left) => timeout.or(left),

@@ -236,11 +236,27 @@ pub fn sync_sleeper<F: Fn(Duration)>(f: F) -> F {
     f
 }
 
-/// Gives a closure passed as `sleep = ...` on an async function its type.
+/// Gives a closure passed as `sleep = ...` on an async function its type,
+/// and checks that it returns a future. The expansion calls it at the
+/// sleeper's span, and awaits the waits between attempts there too, so
+/// that a sleeper that returns no future is reported there, once, with
+/// what it must be. (The timer of `deadline` or `attempt_timeout` reports
+/// its own bound on it after that.)
 #[inline]
-pub fn async_sleeper<F: Fn(Duration) -> S, S: Future<Output = ()>>(f: F) -> F {
+pub fn async_sleeper<F: Fn(Duration) -> S, S: SleepFuture>(f: F) -> F {
     f
 }
+
+/// What the sleeper of an async function returns: a future that ends
+/// after the delay.
+#[diagnostic::on_unimplemented(
+    message = "`sleep` on an async function must return a future, not `{Self}`",
+    label = "a sleeper that returns no future",
+    note = "a blocking sleep (`std::thread::sleep`) would stop the executor's thread while it waits: pass the runtime's own, such as `tokio::time::sleep`, or a closure `|d| ...` that returns its future"
+)]
+pub trait SleepFuture: Future<Output = ()> {}
+
+impl<S: Future<Output = ()>> SleepFuture for S {}
 
 /// The default sleep of sync functions.
 #[inline]

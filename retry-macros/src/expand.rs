@@ -82,7 +82,7 @@
 
 use std::borrow::Cow;
 
-use proc_macro2::{Delimiter, Group, Punct, Spacing, Span, TokenStream, TokenTree};
+use proc_macro2::{Punct, Spacing, Span, TokenStream};
 use quote::quote_spanned;
 use syn::spanned::Spanned;
 use syn::visit_mut::VisitMut;
@@ -91,6 +91,7 @@ use syn::{AttrStyle, Ident, ReturnType, Type};
 use crate::args::{Args, On};
 use crate::item::{self, Function, Kind};
 use crate::prelude::{Prelude, call_state, first_attempt_early, prelude};
+use crate::spanned::{PRIVATE, call_at, own_sleep_awaited, private_path};
 use crate::{moves, preset, type_span, validate};
 
 /// The expanded function, or the errors that keep it from being expanded.
@@ -325,7 +326,7 @@ impl Parts<'_> {
             (None, false) => code!(#private::thread_sleep(__retry_delay)),
             (None, true) => code!(#private::wait(&mut __retry_call, __retry_delay).await),
             (Some(_), false) => code!(__retry_sleep(__retry_delay)),
-            (Some(_), true) => code!(__retry_sleep(__retry_delay).await),
+            (Some(sleep), true) => own_sleep_awaited(sleep.span()),
         };
         // `breaker = classic(..)`: an open breaker refuses the call before
         // its first attempt. Like `timed`, the refusal is spanned at the
@@ -691,23 +692,6 @@ impl Parts<'_> {
     }
 }
 
-/// `__retry_call.method(arguments)`, spanned whole at `span` when there is
-/// one: where a bound the call puts on its arguments fails twice (on an
-/// argument and on the call), so that the compiler reports the two as one
-/// error there. The receiver and the arguments are put in groups of that
-/// span, as the call's span runs from the first to the last; the names
-/// inside keep the expansion's hygiene.
-fn call_at(span: Option<Span>, method: &Ident, arguments: TokenStream) -> TokenStream {
-    let Some(span) = span else {
-        return code!(__retry_call.#method(#arguments));
-    };
-    let mut receiver = Group::new(Delimiter::Parenthesis, code!(__retry_call));
-    receiver.set_span(span);
-    let mut arguments = Group::new(Delimiter::Parenthesis, arguments);
-    arguments.set_span(span);
-    code!(#receiver.#method #arguments)
-}
-
 /// The classifier handed to `Call::decide`: a function of the error.
 /// Without `on` it is the error type's own classification, named at the
 /// error type so that a type without one is reported there.
@@ -878,27 +862,4 @@ fn error_type_span(output: &ReturnType, kind: &Kind) -> Span {
         return type_span::first_token(error);
     }
     type_span::first_token(ty)
-}
-
-/// The name the expansion imports the core's private module under
-/// ([`private_import`]).
-const PRIVATE: &str = "__retry_private";
-
-/// `__retry_private::name` with every token at `span`, so that an error
-/// about the item it names is reported there. Made token by token: making
-/// the path and then setting each token's span took the unoptimised macro
-/// a trip through the compiler to read the tokens back.
-fn private_path(name: &str, span: Span) -> TokenStream {
-    let mut joint = Punct::new(':', Spacing::Joint);
-    joint.set_span(span);
-    let mut alone = Punct::new(':', Spacing::Alone);
-    alone.set_span(span);
-    [
-        TokenTree::Ident(Ident::new(PRIVATE, span)),
-        TokenTree::Punct(joint),
-        TokenTree::Punct(alone),
-        TokenTree::Ident(Ident::new(name, span)),
-    ]
-    .into_iter()
-    .collect()
 }

@@ -21,6 +21,7 @@ mod item;
 mod moves;
 mod prelude;
 mod preset;
+mod spanned;
 mod type_span;
 mod validate;
 

@@ -4,11 +4,13 @@
 //! which kind of loop the function gets.
 
 use proc_macro2::{Span, TokenStream};
+use syn::spanned::Spanned;
 use syn::{Ident, Type};
 
 use crate::args::{Args, Backoff, Curve, Custom, Hooks, Jitter, Max, On};
 use crate::const_policy;
 use crate::duration::Dur;
+use crate::spanned::private_call;
 
 /// The statements before the loop: site, policy, classifier, sleeper, and
 /// the call state. `is_async`: the outcome type of an async function, when
@@ -72,7 +74,12 @@ pub(crate) fn prelude(
     };
     let sleeper = match (&args.sleep, is_async) {
         (Some(sleep), false) => code!(let __retry_sleep = #private::sync_sleeper(#sleep);),
-        (Some(sleep), true) => code!(let __retry_sleep = #private::async_sleeper(#sleep);),
+        (Some(sleep), true) => {
+            // At the sleeper: a bound on what it returns fails at the call,
+            // not at the argument.
+            let sleeper = private_call("async_sleeper", sleep.span(), code!(#sleep));
+            code!(let __retry_sleep = #sleeper;)
+        }
         (None, _) => code!(),
     };
     let prelude = code! {

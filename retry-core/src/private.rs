@@ -230,6 +230,16 @@ pub fn backoff_fn<F: Fn(u32) -> Duration>(f: F) -> F {
     f
 }
 
+/// Checks that the value passed as `backoff = ...` is a backoff. The
+/// expansion calls it at the value's span, so that one that is not is
+/// reported there first; its type is hidden behind the bound, so that the
+/// loop's uses of it are reported as that same bound, not as the call's
+/// methods missing.
+#[inline]
+pub fn backoff_of<B: crate::backoff::Backoff>(backoff: B) -> impl crate::backoff::Backoff {
+    backoff
+}
+
 /// Gives a closure passed as `sleep = ...` on a sync function its type.
 #[inline]
 pub fn sync_sleeper<F: Fn(Duration)>(f: F) -> F {

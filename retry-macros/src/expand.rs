@@ -813,7 +813,9 @@ fn attempt_body(body: &item::Body, args: &Args) -> TokenStream {
         .clone
         .iter()
         .flatten()
-        .map(|name| quote::quote!(let #name = ::core::clone::Clone::clone(&#name);));
+        // At the name in `clone(..)`: an argument that cannot be cloned is
+        // reported there.
+        .map(|name| quote_spanned!(name.span()=> let #name = ::core::clone::Clone::clone(&#name);));
     body.with_first(clones.collect())
 }
 

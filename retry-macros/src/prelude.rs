@@ -4,6 +4,7 @@
 //! which kind of loop the function gets.
 
 use proc_macro2::{Span, TokenStream};
+use quote::quote_spanned;
 use syn::spanned::Spanned;
 use syn::{Ident, Type};
 
@@ -225,7 +226,10 @@ fn built_policy(
         if let Some(shared) = shared {
             is_const &= matches!(shared, syn::Expr::Path(_));
             let method = Ident::new(method, Span::call_site());
-            policy.extend(code!(.#method(&#shared)));
+            // The argument at the value: one of another type is reported
+            // there.
+            let argument = quote_spanned!(shared.span()=> (&#shared));
+            policy.extend(code!(.#method #argument));
         }
     }
     if let Some(after) = args.alert_after {
@@ -317,7 +321,7 @@ fn backoff(backoff: Option<&Backoff>, private: &Ident) -> BackoffCode {
     };
     match Curve::of(backoff) {
         Err(Custom::Closure(closure)) => custom(code!(#private::backoff_fn(#closure))),
-        Err(Custom::Expr(expr)) => custom(code!(#expr)),
+        Err(Custom::Expr(expr)) => custom(private_call("backoff_of", expr.span(), code!(#expr))),
         Ok(Curve::DefaultExp) => builtin(
             "Exponential",
             "Exponential",

@@ -29,6 +29,11 @@ use core::time::Duration;
 /// let steps = |retry: u32| Duration::from_millis(100).saturating_mul(retry);
 /// assert_eq!(steps.delay(3), Duration::from_millis(300));
 /// ```
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a backoff",
+    label = "not a `reattempt::backoff::Backoff`",
+    note = "`backoff = ..` takes a curve (`exp`, `fixed(1s)`, ...), a value of a type that implements `reattempt::backoff::Backoff`, or a closure `|retry: u32| -> Duration`"
+)]
 pub trait Backoff {
     /// The delay before retry number `retry` (1-based), before jitter.
     fn delay(&self, retry: u32) -> Duration;

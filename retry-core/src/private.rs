@@ -142,6 +142,14 @@ pub fn call_hook<C: ?Sized, T>(context: &C, hook: impl FnOnce(&C) -> T) -> T {
     hook(context)
 }
 
+/// Calls a hook of a sync function, which returns nothing. The expansion
+/// calls it at the hook's span, so that a hook of the wrong type (an async
+/// one, whose future would never run) is reported there.
+#[inline]
+pub fn call_sync_hook<C: ?Sized>(context: &C, hook: impl FnOnce(&C)) {
+    hook(context);
+}
+
 /// A hook's return value on an async function: a future to await, or `()`.
 ///
 /// The expansion calls `HookReturn::new(value).__retry_hook()`: method

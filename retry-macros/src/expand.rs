@@ -91,7 +91,7 @@ use syn::{AttrStyle, Ident, ReturnType, Type};
 use crate::args::{Args, On};
 use crate::item::{self, Function, Kind};
 use crate::prelude::{Prelude, call_state, first_attempt_early, prelude};
-use crate::spanned::{PRIVATE, call_at, own_sleep_awaited, private_path};
+use crate::spanned::{PRIVATE, call_at, own_sleep_awaited, private_call, private_path};
 use crate::{moves, preset, type_span, validate};
 
 /// The expanded function, or the errors that keep it from being expanded.
@@ -678,8 +678,10 @@ impl Parts<'_> {
                 None => code!(::core::option::Option::None),
             }
         };
-        let call = code!(#private::call_hook(&__retry_call.context(#seen), #hook));
+        // At the hook: one of the wrong type is reported there.
+        let arguments = code!(&__retry_call.context(#seen), #hook);
         if self.is_async {
+            let call = private_call("call_hook", hook.span(), arguments);
             // A hook that returns neither `()` nor a future is reported at
             // the hook.
             let probe = Ident::new("__retry_hook", hook.span());
@@ -687,7 +689,8 @@ impl Parts<'_> {
                 #private::HookReturn::new(#call).#probe().await;
             }
         } else {
-            code!(let () = #call;)
+            let call = private_call("call_sync_hook", hook.span(), arguments);
+            code!(#call;)
         }
     }
 }
@@ -721,8 +724,12 @@ fn classifier(args: &Args, private: &Ident, error_span: Span, external_api: bool
             let with = private_path("classify_with", span);
             quote_spanned!(span=> |__retry_e| #with(__retry_e, #closure))
         }
-        Some(On::Expr(_)) => {
-            code!(|__retry_e| #private::Classify::classify(&__retry_on, __retry_e))
+        Some(On::Expr(expr)) => {
+            // The error handed to it at the classifier, keeping the
+            // closure's hygiene: a classifier of another error type is
+            // reported there.
+            let error = Ident::new("__retry_e", Span::mixed_site().located_at(expr.span()));
+            code!(|__retry_e| #private::Classify::classify(&__retry_on, #error))
         }
     }
 }

@@ -885,3 +885,29 @@ fn a_retry_costs_what_its_class_costs() {
     assert_eq!(reset.load(Ordering::SeqCst), 10 + 5);
     assert_eq!(limited.load(Ordering::SeqCst), 10 + 10);
 }
+
+static TWO_ATTEMPTS: DynamicPolicy = DynamicPolicy::new().max_attempts(2);
+static SHARED_POLICY: LazyLock<Arc<DynamicPolicy>> =
+    LazyLock::new(|| Arc::new(DynamicPolicy::new().max_attempts(2)));
+
+#[retry(max = 5, backoff = none, policy = &TWO_ATTEMPTS)]
+fn refused_under_a_borrowed_policy(calls: &Cell<u32>) -> io::Result<()> {
+    calls.set(calls.get() + 1);
+    Err(ErrorKind::ConnectionRefused.into())
+}
+
+#[retry(max = 5, backoff = none, policy = Arc::clone(&SHARED_POLICY))]
+fn refused_under_a_shared_policy(calls: &Cell<u32>) -> io::Result<()> {
+    calls.set(calls.get() + 1);
+    Err(ErrorKind::ConnectionRefused.into())
+}
+
+#[test]
+fn a_dynamic_policy_may_be_given_by_reference_or_in_an_arc() {
+    let calls = Cell::new(0);
+    refused_under_a_borrowed_policy(&calls).unwrap_err();
+    assert_eq!(calls.get(), 2, "by reference");
+    let calls = Cell::new(0);
+    refused_under_a_shared_policy(&calls).unwrap_err();
+    assert_eq!(calls.get(), 2, "in an Arc");
+}

@@ -109,7 +109,7 @@ impl<'v, T: ?Sized> MovedAway<'v, T> for Moved<'v, T> {
 /// `cuts`: whether the function's attempts can be cut, which a dynamic
 /// `attempt_timeout` needs.
 #[inline]
-pub fn dynamic_policy<T: core::borrow::Borrow<DynamicPolicy>>(
+pub fn dynamic_policy<T: PolicySource>(
     base: &Policy<AnyBackoff>,
     dynamic: T,
     site: &Site,
@@ -117,6 +117,17 @@ pub fn dynamic_policy<T: core::borrow::Borrow<DynamicPolicy>>(
 ) -> Policy<AnyBackoff> {
     crate::dynamic::resolve(base, dynamic.borrow(), site, cuts)
 }
+
+/// What `policy = ...` evaluates to: a `DynamicPolicy`, or what lends one
+/// by `Borrow` (a reference, a `Box`, an `Arc`).
+#[diagnostic::on_unimplemented(
+    message = "`policy = ..` takes a `reattempt::dynamic::DynamicPolicy`, not `{Self}`",
+    label = "not a dynamic policy",
+    note = "the expression is evaluated on every call; it may give the policy itself, a reference to one, or an `Arc<DynamicPolicy>`"
+)]
+pub trait PolicySource: core::borrow::Borrow<DynamicPolicy> {}
+
+impl<T: core::borrow::Borrow<DynamicPolicy>> PolicySource for T {}
 
 /// Without `if_result` the function must return a `Result`; spanned at the
 /// return type so a function that does not is reported there.

@@ -618,7 +618,16 @@ impl Parts<'_> {
             };
         }
         let closure = match &args.if_result {
-            Some(predicate) => code!(|__retry_v| #private::reject_with(__retry_v, #predicate)),
+            Some(predicate) => {
+                // At the predicate: one of another value type is reported
+                // there.
+                let call = private_call(
+                    "reject_with",
+                    predicate.span(),
+                    code!(__retry_v, #predicate),
+                );
+                code!(|__retry_v| #call)
+            }
             None => code! {
                 |__retry_v| #private::JudgeValue::judge(&#private::Probe::of(__retry_v).__retry_judge(), __retry_v)
             },

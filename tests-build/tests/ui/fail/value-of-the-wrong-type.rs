@@ -1,6 +1,7 @@
 // A value of the wrong type given to an argument is reported at the
 // value: a shared state that is not one, an argument named in `clone(..)`
-// that cannot be cloned, a backoff that is not one (whose type the loop
+// that cannot be cloned, a dynamic policy that is not one, an `if_result`
+// of another value type, a backoff that is not one (whose type the loop
 // then uses, and reports again).
 use reattempt::retry;
 use std::sync::Mutex;
@@ -39,7 +40,18 @@ fn locked(guard: Mutex<u32>) -> std::io::Result<u32> {
     Ok(1)
 }
 
+#[retry(max = 3, policy = COUNTER)]
+fn configured() -> std::io::Result<u32> {
+    Ok(1)
+}
+
+#[retry(max = 3, if_result = |value: &String| value.is_empty())]
+async fn judged() -> std::io::Result<u32> {
+    Ok(1)
+}
+
 fn main() {
+    let _ = (configured(), judged());
     let _ = budgeted();
     let _ = (limited(), broken(), recorded(), waited());
     let _ = locked(Mutex::new(1));

@@ -772,24 +772,38 @@ fn moved_checks(
         .map(|moves::Moved { name, fields, at }| {
             // As the user writes it: `r#type` stays raw in `clone(r#type)`.
             let name_text = name.to_string();
-            let moved = if fields.is_empty() {
-                format!("the argument `{name_text}`")
+            let path: String = fields
+                .iter()
+                .map(|field| match field {
+                    syn::Member::Named(ident) => format!(".{ident}"),
+                    syn::Member::Unnamed(index) => format!(".{}", index.index),
+                })
+                .collect();
+            // A by-value `self` cannot be cloned for each attempt by
+            // `clone(..)`: it is borrowed instead.
+            let (whole, remedy) = if name_text == "self" {
+                (
+                    "`self`".to_owned(),
+                    "take `&self` (or `&mut self`) and clone what each attempt needs".to_owned(),
+                )
             } else {
-                let path: String = fields
-                    .iter()
-                    .map(|field| match field {
-                        syn::Member::Named(ident) => format!(".{ident}"),
-                        syn::Member::Unnamed(index) => format!(".{}", index.index),
-                    })
-                    .collect();
-                format!("`{name_text}{path}` out of the argument `{name_text}`")
+                (
+                    format!("the argument `{name_text}`"),
+                    format!(
+                        "write `#[retry(clone({name_text}), ..)]` so that each attempt moves a clone of its own, or borrow it"
+                    ),
+                )
+            };
+            let moved = if fields.is_empty() {
+                whole
+            } else {
+                format!("`{name_text}{path}` out of {whole}")
             };
             // All in the message: for this trait, which the expansion
             // defines, rustc 1.95 shows the message but not a label or
             // note (`tests-build` pins what it shows).
             let message = format!(
-                "the body moves {moved}, but `#[retry]` runs the body once per attempt: \
-                 write `#[retry(clone({name_text}), ..)]` so that each attempt moves a clone of its own, or borrow it"
+                "the body moves {moved}, but `#[retry]` runs the body once per attempt: {remedy}"
             );
             let mut used = name.clone();
             used.set_span(at);

@@ -51,12 +51,19 @@ pub fn moved_arguments<'b>(
     parsed: impl FnOnce() -> Option<Parsed<'b>>,
     cloned: &[Ident],
 ) -> Vec<Moved> {
-    let candidates: Vec<&Ident> = sig
+    let candidates: Vec<Cow<'_, Ident>> = sig
         .inputs
         .iter()
         .filter_map(|input| {
-            let FnArg::Typed(typed) = input else {
-                return None;
+            let typed = match input {
+                // `self` or `mut self`, taken by value: `clone(self)` is
+                // not offered, so it is never in `cloned`.
+                FnArg::Receiver(receiver) => {
+                    let by_value = receiver.reference.is_none() && receiver.colon_token.is_none();
+                    return by_value
+                        .then(|| Cow::Owned(Ident::new("self", receiver.self_token.span)));
+                }
+                FnArg::Typed(typed) => typed,
             };
             let Pat::Ident(pat) = &*typed.pat else {
                 return None;
@@ -65,7 +72,7 @@ pub fn moved_arguments<'b>(
                 && pat.subpat.is_none()
                 && !matches!(&*typed.ty, Type::Reference(_) | Type::Ptr(_))
                 && !is_primitive(&typed.ty);
-            (by_value && !cloned.contains(&pat.ident)).then_some(&pat.ident)
+            (by_value && !cloned.contains(&pat.ident)).then_some(Cow::Borrowed(&pat.ident))
         })
         .collect();
     if candidates.is_empty() {
@@ -85,12 +92,13 @@ pub fn moved_arguments<'b>(
         .filter(|name| !bound.names.contains(name))
         .flat_map(|name| {
             let mut moves = Moves {
-                name,
+                name: &name,
                 firsts: Vec::new(),
             };
             moves.visit_block(&parsed.each_attempt);
-            moves.firsts.into_iter().map(|(fields, at)| Moved {
-                name: name.clone(),
+            let firsts = moves.firsts;
+            firsts.into_iter().map(move |(fields, at)| Moved {
+                name: name.clone().into_owned(),
                 fields,
                 at,
             })

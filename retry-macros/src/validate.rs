@@ -1,7 +1,7 @@
 //! The rules that relate arguments to each other and to the function; each
 //! error points at the argument that breaks it.
 
-use syn::{FnArg, Ident, Pat, Type};
+use syn::{AttrStyle, FnArg, Ident, Pat, Type};
 
 use crate::args::{Args, Backoff, Max};
 use crate::item::{Function, Kind};
@@ -36,6 +36,16 @@ pub fn validate(args: &Args, function: &Function) -> syn::Result<()> {
             key.span(),
             "`policy` cannot be combined with a custom `backoff` expression: a dynamic policy chooses among the built-in curves\nuse `backoff = exp(..)`, `fixed(..)`, `linear(..)`, `fibonacci(..)` or `none`",
         ));
+    }
+    // Another `#[retry]` below this one would be retried by it: attempts
+    // multiplied, under one name in the logs and statistics.
+    for attr in &function.attrs {
+        if matches!(attr.style, AttrStyle::Outer) && is_retry(attr.path(), args) {
+            fail(syn::Error::new_spanned(
+                attr,
+                "`#[retry]` is given twice: the first would retry the second, multiplying the attempts, under one name in the logs and statistics\nput every argument in one `#[retry(..)]`, or retry the inner part in a function of its own",
+            ));
+        }
     }
     for name in args.clone.iter().flatten() {
         if let Err(error) = check_argument(name, function, "clone", true) {
@@ -100,4 +110,51 @@ fn check_argument(
             sig.ident
         ),
     ))
+}
+
+/// Whether an attribute's path names this attribute: `retry`, or `retry`
+/// under this crate's name (`reattempt`, or the one `crate = ..` gives).
+/// Another crate's `retry` attribute, written with its path, is not.
+fn is_retry(path: &syn::Path, args: &Args) -> bool {
+    let segments: Vec<&Ident> = path.segments.iter().map(|segment| &segment.ident).collect();
+    match segments.as_slice() {
+        [name] => *name == "retry",
+        [.., krate, name] => {
+            let ours = match args.krate.as_ref().and_then(|krate| krate.segments.last()) {
+                Some(ours) => *krate == &ours.ident,
+                None => *krate == "reattempt",
+            };
+            *name == "retry" && ours
+        }
+        [] => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_retry;
+    use crate::args::Args;
+
+    fn names_this_attribute(path: &str, args: &str) -> bool {
+        let args: Args = syn::parse_str(args).expect("arguments parse");
+        is_retry(&syn::parse_str(path).expect("a path"), &args)
+    }
+
+    #[test]
+    fn another_retry_is_this_attribute_by_its_name_or_under_this_crate() {
+        assert!(names_this_attribute("retry", ""));
+        assert!(names_this_attribute("reattempt::retry", ""));
+        assert!(names_this_attribute("::reattempt::retry", ""));
+        assert!(names_this_attribute(
+            "my_retries::retry",
+            "crate = my_retries"
+        ));
+        assert!(!names_this_attribute(
+            "reattempt::retry",
+            "crate = my_retries"
+        ));
+        assert!(!names_this_attribute("flaky::retry", ""));
+        assert!(!names_this_attribute("reattempt::attempt", ""));
+        assert!(!names_this_attribute("retried", ""));
+    }
 }

@@ -422,7 +422,12 @@ impl Parts<'_> {
         // one, so that an error type without a classification is reported
         // once, at the type.
         let sleep = match &args.sleep {
-            Some(_) => code!(&__retry_sleep),
+            // A closure of its own, which returns nothing whatever the
+            // sleeper does: one that returns something is reported once,
+            // by `sync_sleeper`, not again by the loop's bound.
+            Some(_) => code!(&|__retry_d| {
+                __retry_sleep(__retry_d);
+            }),
             None => code!(#private::thread_sleep),
         };
         // What stands for an attempt that a wait ran past the deadline:

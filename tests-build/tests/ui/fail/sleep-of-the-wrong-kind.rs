@@ -1,9 +1,9 @@
-// A sleeper that does not fit the function is reported first at the
+// A sleeper that does not fit the function is reported once, at the
 // sleeper: a blocking sleep on an async function (it would stop the
 // executor's thread), or a future-returning one on a sync function (the
-// future would never run). An async function with a deadline hands the
-// sleeper to the timer of its attempts too, whose bound then reports it
-// again; so does the core's loop of a sync function without hooks.
+// future would never run). An async function with a deadline also hands
+// the sleeper to the timer of its attempts, whose bound then reports it
+// again, twice.
 use reattempt::retry;
 
 #[retry(max = 3, sleep = std::thread::sleep)]

@@ -32,7 +32,7 @@ use core::time::Duration;
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not a backoff",
     label = "not a `reattempt::backoff::Backoff`",
-    note = "`backoff = ..` takes a curve (`exp`, `fixed(1s)`, ...), a value of a type that implements `reattempt::backoff::Backoff`, or a closure `|retry: u32| -> Duration`"
+    note = "`backoff = ..` takes a curve (`exp`, `fixed(1s)`, ...), a value of a type that implements `reattempt::backoff::Backoff`, or a closure of the retry number (`u32`) that returns a `Duration`"
 )]
 pub trait Backoff {
     /// The delay before retry number `retry` (1-based), before jitter.

@@ -1,4 +1,4 @@
-//! By-value arguments that the body moves.
+//! By-value arguments (a by-value `self` included) that the body moves.
 //!
 //! `#[retry]` runs the body once per attempt, so a body that moves a
 //! by-value argument, or a field of one, cannot compile; rustc's own error

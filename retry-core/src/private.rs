@@ -269,8 +269,8 @@ pub fn sync_sleeper<F: Fn(Duration)>(f: F) -> F {
 /// and checks that it returns a future. The expansion calls it at the
 /// sleeper's span, and awaits the waits between attempts there too, so
 /// that a sleeper that returns no future is reported there, once, with
-/// what it must be. (The timer of `deadline` or `attempt_timeout` reports
-/// its own bound on it after that.)
+/// what it must be. (With `deadline` or `attempt_timeout`, the future of
+/// each attempt holds it as its timer, and reports it again.)
 #[inline]
 pub fn async_sleeper<F: Fn(Duration) -> S, S: SleepFuture>(f: F) -> F {
     f

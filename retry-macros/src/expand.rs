@@ -513,7 +513,12 @@ impl Parts<'_> {
             Some(_) => code!(&__retry_sleep),
             None => code!(#private::timer),
         };
-        let wait = quote_spanned!(self.return_span=> .await);
+        // With a sleeper of the user's, the call that takes it as a timer
+        // and the await of that call are made at the sleeper: one that
+        // returns no future fails their bounds there, where
+        // `async_sleeper` already said so, and rustc reports it once.
+        let sleeper = args.sleep.as_ref().map(Spanned::span);
+        let wait = quote_spanned!(sleeper.unwrap_or(self.return_span)=> .await);
         let timed = cut.map(|ret| match ret {
             None => {
                 // At the return type: a type that cannot stand for a
@@ -530,9 +535,12 @@ impl Parts<'_> {
                     None if self.keeps_last(args) => code!(__retry_last.late()),
                     _ => code!(#private::NoLast),
                 };
-                code! {
-                    __retry_call.cut(#scoped, #timer, #private::Probe::<#ret>::new().__retry_from_timeout(), #late)
-                }
+                let cut = Ident::new("cut", Span::mixed_site());
+                call_at(
+                    sleeper,
+                    &cut,
+                    code!(#scoped, #timer, #private::Probe::<#ret>::new().__retry_from_timeout(), #late),
+                )
             }
         });
         // The deadline also ends the wait for a permit, where it can.

@@ -2,8 +2,8 @@
 // sleeper: a blocking sleep on an async function (it would stop the
 // executor's thread), or a future-returning one on a sync function (the
 // future would never run). An async function with a deadline also hands
-// the sleeper to the timer of its attempts, whose bound then reports it
-// again, twice.
+// the sleeper to the timer of its attempts, which the attempt's future
+// holds: that future's bound reports it once more, at the attribute.
 use reattempt::retry;
 
 #[retry(max = 3, sleep = std::thread::sleep)]

@@ -243,9 +243,11 @@ pub fn fallible_attempt<T: Fallible, F: Future<Output = T>>(future: F) -> F {
     future
 }
 
-/// Gives a closure passed as `backoff = |n| ...` its argument type.
+/// Gives a closure passed as `backoff = |n| ...` its argument type. The
+/// expansion calls it at the closure's span, and its type is hidden behind
+/// the bound, as [`backoff_of`] does for other values.
 #[inline]
-pub fn backoff_fn<F: Fn(u32) -> Duration>(f: F) -> F {
+pub fn backoff_fn<F: Fn(u32) -> Duration>(f: F) -> impl crate::backoff::Backoff {
     f
 }
 

@@ -320,7 +320,9 @@ fn backoff(backoff: Option<&Backoff>, private: &Ident) -> BackoffCode {
         literal: false,
     };
     match Curve::of(backoff) {
-        Err(Custom::Closure(closure)) => custom(code!(#private::backoff_fn(#closure))),
+        Err(Custom::Closure(closure)) => {
+            custom(private_call("backoff_fn", closure.span(), code!(#closure)))
+        }
         Err(Custom::Expr(expr)) => custom(private_call("backoff_of", expr.span(), code!(#expr))),
         Ok(Curve::DefaultExp) => builtin(
             "Exponential",

@@ -1,8 +1,9 @@
 // A value of the wrong type given to an argument is reported at the
 // value: a shared state that is not one, an argument named in `clone(..)`
 // that cannot be cloned, a dynamic policy that is not one, an `if_result`
-// of another value type, a backoff that is not one (whose type the loop
-// then uses, and reports again).
+// of another value type, a backoff that is not one or a backoff closure of
+// another argument type (whose type the loop then uses, and reports
+// again).
 use reattempt::retry;
 use std::sync::Mutex;
 use std::time::Duration;
@@ -50,8 +51,13 @@ async fn judged() -> std::io::Result<u32> {
     Ok(1)
 }
 
+#[retry(max = 3, backoff = |retry: u64| Duration::from_secs(retry))]
+fn stepped() -> std::io::Result<u32> {
+    Ok(1)
+}
+
 fn main() {
-    let _ = (configured(), judged());
+    let _ = (configured(), judged(), stepped());
     let _ = budgeted();
     let _ = (limited(), broken(), recorded(), waited());
     let _ = locked(Mutex::new(1));

@@ -513,12 +513,17 @@ impl Parts<'_> {
             Some(_) => code!(&__retry_sleep),
             None => code!(#private::timer),
         };
-        // With a sleeper of the user's, the call that takes it as a timer
-        // and the await of that call are made at the sleeper: one that
-        // returns no future fails their bounds there, where
+        // With a sleeper of the user's, the call of `cut`, which takes it
+        // as a timer, and the await of that call are made at the sleeper:
+        // one that returns no future fails their bounds there, where
         // `async_sleeper` already said so, and rustc reports it once.
+        // `timed` and its await stay at the return type (see below).
         let sleeper = args.sleep.as_ref().map(Spanned::span);
-        let wait = quote_spanned!(sleeper.unwrap_or(self.return_span)=> .await);
+        let wait_at = match (sleeper, &cut) {
+            (Some(sleeper), Some(Some(_))) => sleeper,
+            _ => self.return_span,
+        };
+        let wait = quote_spanned!(wait_at=> .await);
         let timed = cut.map(|ret| match ret {
             None => {
                 // At the return type: a type that cannot stand for a

@@ -134,12 +134,6 @@ impl<T: core::borrow::Borrow<DynamicPolicy>> PolicySource for T {}
 #[inline(always)]
 pub fn assert_fallible<R: Fallible + ?Sized>(_: &R) {}
 
-/// [`assert_fallible`] of what the body's closure returns, before the
-/// call's functions need it to be an outcome: a return type that is not
-/// one is reported as not a `Result`, first.
-#[inline(always)]
-pub fn assert_fallible_body<R: Fallible, F: FnOnce() -> R>(_: &F) {}
-
 /// The classification of `preset = external_api`: 4xx statuses other than
 /// 408 and 429 are never retried.
 pub fn external_api(class: Classification) -> Classification {

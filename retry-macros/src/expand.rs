@@ -416,6 +416,7 @@ impl Parts<'_> {
         } = self;
         let judge_value = self.judge_value(args, Source::Body);
         let describe = self.describe();
+        let fallible = self.fallible(args);
         // The describer and the sleeper by value: each coercion to a
         // `&dyn Fn` is checked again in each function. The classifier is
         // one, so that an error type without a classification is reported
@@ -436,29 +437,20 @@ impl Parts<'_> {
             _ => code!(#private::NoDeadline),
         };
         // The body's closure is bound first, so that the outcome's type is
-        // known when the closures that read it pick their methods. Without
-        // `if_result` it is checked to return a `Result` before anything
-        // needs it to be an outcome, and everything that does is at the
-        // return type too: a return type that is neither is one error
-        // there, that it is not a `Result`.
-        let checked = args.if_result.is_none().then(|| {
-            let check = private_call(
-                "assert_fallible_body",
-                self.return_span,
-                code!(&__retry_body),
-            );
-            code!(#check;)
-        });
-        let classify = quote_spanned!(self.return_span=> &#classify);
-        let run_sync = private_call(
-            "run_sync",
-            self.return_span,
-            code!(#policy, &__RETRY_SITE, __retry_body, #judge_value, #classify, #describe, #sleep, #late),
-        );
+        // known when the closures that read it pick their methods.
         code! {
             let __retry_body = #body;
-            #checked
-            let #outcome = #run_sync;
+            let #outcome = #private::run_sync(
+                #policy,
+                &__RETRY_SITE,
+                __retry_body,
+                #judge_value,
+                &#classify,
+                #describe,
+                #sleep,
+                #late,
+            );
+            #fallible
             #outcome
         }
     }
@@ -623,11 +615,9 @@ impl Parts<'_> {
         // An error type that is neither is reported at the return type.
         let describer = Ident::new("__retry_describer", self.return_span);
         match self.ret {
-            Some(ret) if self.named => {
-                let probe = private_path("ErrorProbe", self.return_span);
-                let probe = quote_spanned!(self.return_span=> #probe::<#ret>::new());
-                code!(#probe.#describer())
-            }
+            Some(ret) if self.named => code! {
+                #private::ErrorProbe::<#ret>::new().#describer()
+            },
             _ => code! {
                 |__retry_e, __retry_f| #private::Probe::of(__retry_e).#describer()(__retry_e, __retry_f)
             },
@@ -641,9 +631,9 @@ impl Parts<'_> {
         let private = self.private;
         // A named type (never with `if_result`) is probed by name: no closure.
         if let Some(ret) = self.ret.as_ref().filter(|_| self.named) {
-            let probe = private_path("ValueProbe", self.return_span);
-            let probe = quote_spanned!(self.return_span=> #probe::<#ret>::new());
-            return code!(#probe.__retry_judge());
+            return code! {
+                #private::ValueProbe::<#ret>::new().__retry_judge()
+            };
         }
         let closure = match &args.if_result {
             Some(predicate) => {

@@ -38,11 +38,7 @@ impl<B: Backoff, C: Clock, S: Slot> Call<'_, B, C, S> {
             Some(limit) if !current::holds(limit) => Some(limit.acquire_blocking()),
             _ => None,
         };
-        current::holding(policy.limit, || {
-            self.attempt_starts();
-            let _span = InSpan::enter(self.attempt_span());
-            self.frame.enter(attempt)
-        })
+        self.run_in_frame(policy.limit, attempt)
     }
 
     /// [`scope`](Self::scope) for a call with a deadline, whose wait for a
@@ -70,7 +66,19 @@ impl<B: Backoff, C: Clock, S: Slot> Call<'_, B, C, S> {
                 None => None,
             },
         };
-        current::holding(policy.limit, || {
+        self.run_in_frame(policy.limit, attempt)
+    }
+
+    /// The sync attempt itself, once its permit (if any) is held: counted,
+    /// in its span, where `reattempt::attempt()` sees it, and marked as
+    /// holding `limit` for the retried calls nested in it.
+    #[inline(always)]
+    fn run_in_frame<T>(
+        &self,
+        limit: Option<&'static ConcurrencyLimit>,
+        attempt: impl FnOnce() -> T,
+    ) -> T {
+        current::holding(limit, || {
             self.attempt_starts();
             let _span = InSpan::enter(self.attempt_span());
             self.frame.enter(attempt)

@@ -37,10 +37,8 @@ pub(crate) fn call_at(span: Option<Span>, method: &Ident, arguments: TokenStream
     let Some(span) = span else {
         return code!(__retry_call.#method(#arguments));
     };
-    let mut receiver = Group::new(Delimiter::Parenthesis, code!(__retry_call));
-    receiver.set_span(span);
-    let mut arguments = Group::new(Delimiter::Parenthesis, arguments);
-    arguments.set_span(span);
+    let receiver = parenthesized(span, code!(__retry_call));
+    let arguments = parenthesized(span, arguments);
     code!(#receiver.#method #arguments)
 }
 
@@ -49,11 +47,8 @@ pub(crate) fn call_at(span: Option<Span>, method: &Ident, arguments: TokenStream
 /// than at an argument (a bound on what a closure returns, say), so that
 /// it is reported at `span`.
 pub(crate) fn private_call(name: &str, span: Span, arguments: TokenStream) -> TokenStream {
-    let function = private_path(name, span);
-    let mut arguments = Group::new(Delimiter::Parenthesis, arguments);
-    arguments.set_span(span);
-    let mut call = function;
-    call.extend([TokenTree::Group(arguments)]);
+    let mut call = private_path(name, span);
+    call.extend([TokenTree::Group(parenthesized(span, arguments))]);
     call
 }
 
@@ -62,10 +57,8 @@ pub(crate) fn private_call(name: &str, span: Span, arguments: TokenStream) -> To
 /// future fails here where `async_sleeper` already said so, and the
 /// compiler reports that once.
 pub(crate) fn own_sleep_awaited(sleeper: Span) -> TokenStream {
-    let mut function = Group::new(Delimiter::Parenthesis, code!(__retry_sleep));
-    function.set_span(sleeper);
-    let mut arguments = Group::new(Delimiter::Parenthesis, code!(__retry_delay));
-    arguments.set_span(sleeper);
+    let function = parenthesized(sleeper, code!(__retry_sleep));
+    let arguments = parenthesized(sleeper, code!(__retry_delay));
     let mut dot = Punct::new('.', Spacing::Alone);
     dot.set_span(sleeper);
     [
@@ -76,4 +69,12 @@ pub(crate) fn own_sleep_awaited(sleeper: Span) -> TokenStream {
     ]
     .into_iter()
     .collect()
+}
+
+/// `(tokens)`, its parentheses at `span`: what a call's span runs to, or
+/// from, while the names inside keep the expansion's hygiene.
+fn parenthesized(span: Span, tokens: TokenStream) -> Group {
+    let mut group = Group::new(Delimiter::Parenthesis, tokens);
+    group.set_span(span);
+    group
 }

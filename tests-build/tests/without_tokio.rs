@@ -1,0 +1,149 @@
+//! `reattempt` built without its `tokio` feature, as a user who turns off
+//! the default features builds it: tokio is not among its dependencies, the
+//! facade's tests that need no tokio (`tests/executors.rs`: async functions
+//! with `sleep = ..` on another executor, timers and deadlines included;
+//! `tests/sync_fn.rs`) pass.
+//!
+//! Cargo unifies a crate's features across the workspace, where every
+//! other member has tokio, so this builds a project of its own, in this
+//! target's scratch directory, with the workspace's lockfile and offline
+//! (everything it needs, the workspace needed first).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+/// Ten minutes for each cargo command: a cold build takes seconds, so
+/// only a hang reaches it.
+const LIMIT: Duration = Duration::from_secs(600);
+
+fn repository() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .to_path_buf()
+}
+
+/// The project: the facade without default features, and two of its test
+/// files as tests.
+fn project() -> PathBuf {
+    let repository = repository();
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("without-tokio");
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = |relative: &str| {
+        let path = repository.join(relative);
+        assert!(path.is_file(), "{} is missing", path.display());
+        toml_string(&path)
+    };
+    let manifest = format!(
+        r#"[package]
+name = "reattempt-without-tokio"
+version = "0.0.0"
+edition = "2024"
+publish = false
+autotests = false
+autoexamples = false
+
+[dependencies]
+reattempt = {{ path = {root}, default-features = false }}
+
+[[test]]
+name = "executors"
+path = {executors}
+
+[[test]]
+name = "sync_fn"
+path = {sync_fn}
+
+# A workspace of its own, not the repository's.
+[workspace]
+"#,
+        root = toml_string(&repository),
+        executors = path("tests/executors.rs"),
+        sync_fn = path("tests/sync_fn.rs"),
+    );
+    std::fs::write(dir.join("Cargo.toml"), manifest).unwrap();
+    // The workspace's versions, so that the build is offline; cargo drops
+    // what this project does not use.
+    std::fs::copy(repository.join("Cargo.lock"), dir.join("Cargo.lock")).unwrap();
+    dir
+}
+
+/// A TOML basic string: paths with backslashes or quotes stay one string.
+fn toml_string(path: &Path) -> String {
+    let text = path.to_str().expect("a UTF-8 path");
+    format!("\"{}\"", text.replace('\\', "\\\\").replace('"', "\\\""))
+}
+
+/// Runs `cargo <args>` in the project, killed after [`LIMIT`].
+fn cargo(project: &Path, args: &[&str]) -> Output {
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let mut child = Command::new(cargo)
+        .args(args)
+        .args(["--offline", "--color", "never"])
+        .current_dir(project)
+        .env("CARGO_TARGET_DIR", project.join("target"))
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Read both pipes while waiting, so that a full one cannot stall it.
+    let stdout = child.stdout.take().unwrap();
+    let stderr = child.stderr.take().unwrap();
+    let stdout = std::thread::spawn(move || std::io::read_to_string(stdout).unwrap());
+    let stderr = std::thread::spawn(move || std::io::read_to_string(stderr).unwrap());
+    let started = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if started.elapsed() > LIMIT {
+            child.kill().unwrap();
+            child.wait().unwrap();
+            panic!("`cargo {}` ran longer than {LIMIT:?}", args.join(" "));
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    Output {
+        status,
+        stdout: stdout.join().unwrap().into_bytes(),
+        stderr: stderr.join().unwrap().into_bytes(),
+    }
+}
+
+fn text(bytes: &[u8]) -> &str {
+    std::str::from_utf8(bytes).unwrap()
+}
+
+/// One test, so that the cargo commands share the project and its
+/// target directory one after another.
+#[test]
+fn without_the_tokio_feature() {
+    let project = project();
+
+    let tree = cargo(&project, &["tree", "--edges", "normal", "--prefix", "none"]);
+    let dependencies = text(&tree.stdout);
+    assert!(tree.status.success(), "{}", text(&tree.stderr));
+    assert!(dependencies.contains("reattempt-core "), "{dependencies}");
+    assert!(
+        !dependencies.lines().any(|line| line.starts_with("tokio ")),
+        "tokio is a dependency without the feature:\n{dependencies}"
+    );
+
+    let tests = cargo(
+        &project,
+        &["test", "--test", "executors", "--test", "sync_fn"],
+    );
+    assert!(
+        tests.status.success(),
+        "the tests failed without tokio:\n{}\n{}",
+        text(&tests.stdout),
+        text(&tests.stderr)
+    );
+    let passed: Vec<&str> = text(&tests.stdout)
+        .lines()
+        .filter(|line| line.starts_with("test result: ok."))
+        .collect();
+    assert_eq!(passed.len(), 2, "{}", text(&tests.stdout));
+}

@@ -337,10 +337,13 @@ pub fn timer(limit: Duration) -> tokio::time::Sleep {
     tokio::time::sleep(limit)
 }
 
-/// Without the `tokio` feature an async function needs `sleep = ...`.
+/// Without the `tokio` feature there is no default timer. No function
+/// that names this compiles: each also waits by [`wait`] or
+/// `LazyCall::next`, whose bound says what is missing; a timer that were a
+/// second error would only repeat it.
 #[cfg(not(feature = "tokio"))]
-pub fn timer(_limit: Duration) -> EnableTheTokioFeatureOrPassSleepToRetry {
-    EnableTheTokioFeatureOrPassSleepToRetry
+pub fn timer(_limit: Duration) -> core::future::Pending<()> {
+    core::future::pending()
 }
 
 // How an outcome type `R` is made from a timeout, when it can be: what
@@ -411,16 +414,24 @@ impl<R> LastResort<R> {
     }
 }
 
-/// Without the `tokio` feature an async function needs `sleep = ...`; this
-/// type's name is the error message.
+/// What an async function without `sleep = ...` needs when `reattempt`
+/// is built without its `tokio` feature: no type has it, so that such a
+/// function is a compile error that says what to do.
 #[cfg(not(feature = "tokio"))]
-#[derive(Debug)]
-pub struct EnableTheTokioFeatureOrPassSleepToRetry;
+#[diagnostic::on_unimplemented(
+    message = "an async function needs a sleeper: `sleep = ..`, or `reattempt`'s `tokio` feature",
+    label = "no sleeper for this async function's waits",
+    note = "`reattempt` is built without its `tokio` feature (on by default), which gives async functions tokio's timer",
+    note = "pass `sleep = ..` a function from `Duration` to a future that completes after it, on the executor that runs the function, or enable the feature"
+)]
+pub trait NeedsASleeper {}
 
-/// Without the `tokio` feature an async function needs `sleep = ...`.
+/// Without the `tokio` feature an async function needs `sleep = ...`: the
+/// delay fails [`NeedsASleeper`] (the bound is on the delay, whose type
+/// reads shorter in the error than the call's).
 #[cfg(not(feature = "tokio"))]
-pub fn wait<T, U>(_call: T, _delay: U) -> EnableTheTokioFeatureOrPassSleepToRetry {
-    EnableTheTokioFeatureOrPassSleepToRetry
+pub fn wait<T, D: NeedsASleeper>(_call: T, _delay: D) -> core::future::Pending<()> {
+    core::future::pending()
 }
 
 /// The clock of async functions: tokio's when there is tokio.

@@ -2,7 +2,8 @@
 //! the default features builds it: tokio is not among its dependencies, the
 //! facade's tests that need no tokio (`tests/executors.rs`: async functions
 //! with `sleep = ..` on another executor, timers and deadlines included;
-//! `tests/sync_fn.rs`) pass.
+//! `tests/sync_fn.rs`) pass, and an async function without `sleep = ..` is
+//! one compile error at its attribute that says what to add.
 //!
 //! Cargo unifies a crate's features across the workspace, where every
 //! other member has tokio, so this builds a project of its own, in this
@@ -24,8 +25,8 @@ fn repository() -> PathBuf {
         .to_path_buf()
 }
 
-/// The project: the facade without default features, and two of its test
-/// files as tests.
+/// The project: the facade without default features, two of its test
+/// files as tests, and the case above as an example.
 fn project() -> PathBuf {
     let repository = repository();
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("without-tokio");
@@ -55,12 +56,17 @@ path = {executors}
 name = "sync_fn"
 path = {sync_fn}
 
+[[example]]
+name = "needs-a-sleeper"
+path = {needs_a_sleeper}
+
 # A workspace of its own, not the repository's.
 [workspace]
 "#,
         root = toml_string(&repository),
         executors = path("tests/executors.rs"),
         sync_fn = path("tests/sync_fn.rs"),
+        needs_a_sleeper = path("tests-build/tests/without-tokio/needs-a-sleeper.rs"),
     );
     std::fs::write(dir.join("Cargo.toml"), manifest).unwrap();
     // The workspace's versions, so that the build is offline; cargo drops
@@ -116,7 +122,7 @@ fn text(bytes: &[u8]) -> &str {
     std::str::from_utf8(bytes).unwrap()
 }
 
-/// One test, so that the cargo commands share the project and its
+/// One test, so that the three cargo commands share the project and its
 /// target directory one after another.
 #[test]
 fn without_the_tokio_feature() {
@@ -146,4 +152,30 @@ fn without_the_tokio_feature() {
         .filter(|line| line.starts_with("test result: ok."))
         .collect();
     assert_eq!(passed.len(), 2, "{}", text(&tests.stdout));
+
+    let check = cargo(
+        &project,
+        &[
+            "check",
+            "--example",
+            "needs-a-sleeper",
+            "--message-format",
+            "short",
+        ],
+    );
+    assert!(!check.status.success(), "it compiled without a sleeper");
+    let case = "tests/without-tokio/needs-a-sleeper.rs";
+    let errors: Vec<String> = text(&check.stderr)
+        .lines()
+        .filter(|line| line.contains(": error"))
+        .map(|line| line[line.find(case).unwrap_or(0)..].to_owned())
+        .collect();
+    let message = "error[E0277]: an async function needs a sleeper: \
+                   `sleep = ..`, or `reattempt`'s `tokio` feature: \
+                   no sleeper for this async function's waits";
+    let expected: Vec<String> = [7, 12, 17]
+        .iter()
+        .map(|line| format!("{case}:{line}:1: {message}"))
+        .collect();
+    assert_eq!(errors, expected, "{}", text(&check.stderr));
 }

@@ -239,13 +239,14 @@ impl<'p, B: Backoff, C: Clock + Copy> LazyCall<'p, B, C> {
         super::Next::new(self, attempt)
     }
 
-    /// Without the `tokio` feature an async function needs `sleep = ...`.
+    /// Without the `tokio` feature an async function needs `sleep = ...`:
+    /// its attempt fails [`NeedsASleeper`](crate::__private::NeedsASleeper).
     #[cfg(not(feature = "tokio"))]
-    pub fn next<F>(
-        &mut self,
-        _attempt: F,
-    ) -> crate::__private::EnableTheTokioFeatureOrPassSleepToRetry {
-        crate::__private::EnableTheTokioFeatureOrPassSleepToRetry
+    pub fn next<F>(&mut self, _attempt: F) -> core::future::Pending<F::Output>
+    where
+        F: Future + crate::__private::NeedsASleeper,
+    {
+        core::future::pending()
     }
 
     /// Decides as [`decide`](Self::decide) does, for a function without

@@ -1,0 +1,30 @@
+// Built against `reattempt` without its `tokio` feature: each async
+// function here lacks `sleep = ..`, and gets one error at its attribute
+// that says so. The sync one needs no sleeper, and compiles.
+
+use std::io;
+
+#[reattempt::retry(max = 3)]
+async fn plain(x: u32) -> Result<u32, io::Error> {
+    Ok(x)
+}
+
+#[reattempt::retry(max = 3, deadline = 1s)]
+async fn with_a_deadline(x: u32) -> Result<u32, io::Error> {
+    Ok(x)
+}
+
+#[reattempt::retry(max = 3, attempt_timeout = 1s, on_retry = |_| {})]
+async fn with_a_hook_and_a_timeout(x: u32) -> Result<u32, io::Error> {
+    Ok(x)
+}
+
+#[reattempt::retry(max = 3)]
+fn sync_needs_none(x: u32) -> Result<u32, io::Error> {
+    Ok(x)
+}
+
+fn main() {
+    let _ = (plain(1), with_a_deadline(1), with_a_hook_and_a_timeout(1));
+    let _ = sync_needs_none(1);
+}

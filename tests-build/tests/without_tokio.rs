@@ -2,8 +2,9 @@
 //! the default features builds it: tokio is not among its dependencies, the
 //! facade's tests that need no tokio (`tests/executors.rs`: async functions
 //! with `sleep = ..` on another executor, timers and deadlines included;
-//! `tests/sync_fn.rs`) pass, and an async function without `sleep = ..` is
-//! one compile error at its attribute that says what to add.
+//! `tests/sync_fn.rs`) pass, and an async function without `sleep = ..`
+//! (plain, or with a deadline, a timeout, a hook or a limit) is one compile
+//! error at its attribute that says what to add.
 //!
 //! Cargo unifies a crate's features across the workspace, where every
 //! other member has tokio, so this builds a project of its own, in this
@@ -173,7 +174,7 @@ fn without_the_tokio_feature() {
     let message = "error[E0277]: an async function needs a sleeper: \
                    `sleep = ..`, or `reattempt`'s `tokio` feature: \
                    no sleeper for this async function's waits";
-    let expected: Vec<String> = [7, 12, 17]
+    let expected: Vec<String> = [7, 12, 17, 23, 30]
         .iter()
         .map(|line| format!("{case}:{line}:1: {message}"))
         .collect();

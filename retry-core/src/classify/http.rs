@@ -21,9 +21,19 @@
 //! Facts from RFC 9110 §15, RFC 6585 and RFC 8470. A 500 may come from a
 //! deterministic server bug, so keep `max` small for non-idempotent calls.
 //!
-//! With the `http` feature, [`http::StatusCode`](::http::StatusCode) is
-//! [`Classified`](crate::Classified) and [`classify_response`] reads
-//! `Retry-After` from an [`http::HeaderMap`](::http::HeaderMap).
+#![cfg_attr(
+    feature = "http",
+    doc = "With the `http` feature, [`http::StatusCode`](::http::StatusCode) is \
+           [`Classified`](crate::Classified) and [`classify_response`] reads \
+           `Retry-After` from an [`http::HeaderMap`](::http::HeaderMap)."
+)]
+// Without the feature those items are not there to link to.
+#![cfg_attr(
+    not(feature = "http"),
+    doc = "With the `http` feature, `http::StatusCode` is \
+           [`Classified`](crate::Classified) and `classify_response` reads \
+           `Retry-After` from an `http::HeaderMap`."
+)]
 
 use core::fmt;
 use core::time::Duration;

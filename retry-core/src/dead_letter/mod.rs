@@ -8,11 +8,16 @@
 //! the other arguments.
 //!
 //! Sinks: [`JsonLines`], a file with one JSON record per line (the embedded
-//! default); [`Memory`], for tests; and with the `dead-letter-postgres` feature
-//! [`PostgresTable`]. A sink that fails
-//! never loses the record silently and never replaces the caller's error:
-//! the record is written to an ERROR log event instead, with the sink's
-//! error.
+//! default); [`Memory`], for tests; and with the `dead-letter-postgres`
+#![cfg_attr(feature = "dead-letter-postgres", doc = "feature [`PostgresTable`].")]
+// Without the feature the table is not there to link to.
+#![cfg_attr(
+    not(feature = "dead-letter-postgres"),
+    doc = "feature `PostgresTable`."
+)]
+//! A sink that fails never loses the record silently and never replaces
+//! the caller's error: the record is written to an ERROR log event
+//! instead, with the sink's error.
 
 #[cfg(feature = "dead-letter-postgres")]
 mod postgres;

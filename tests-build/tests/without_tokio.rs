@@ -1,10 +1,9 @@
 //! `reattempt` built without its `tokio` feature, as a user who turns off
 //! the default features builds it: tokio is not among its dependencies, the
-//! facade's tests that need no tokio (`tests/executors.rs`: async functions
-//! with `sleep = ..` on another executor, timers and deadlines included;
-//! `tests/sync_fn.rs`) pass, and an async function without `sleep = ..`
-//! (plain, or with a deadline, a timeout, a hook or a limit) is one compile
-//! error at its attribute that says what to add.
+//! facade's tests that need no tokio ([`TESTS`]) pass, and an async
+//! function without `sleep = ..` (plain, or with a deadline, a timeout, a
+//! hook or a limit) is one compile error at its attribute that says what
+//! to add.
 //!
 //! Cargo unifies a crate's features across the workspace, where every
 //! other member has tokio, so this builds a project of its own, in this
@@ -19,6 +18,18 @@ use std::time::{Duration, Instant};
 /// only a hang reaches it.
 const LIMIT: Duration = Duration::from_secs(600);
 
+/// The facade's test files that need no tokio: async functions with
+/// `sleep = ..` on another executor (timers, deadlines and a limit's
+/// permits included), sync functions, hooks and dead letters with one call
+/// id, dead letters from many processes on one file, and logs.
+const TESTS: [&str; 5] = [
+    "executors",
+    "sync_fn",
+    "correlation",
+    "dead_letter_processes",
+    "log_capture",
+];
+
 fn repository() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .parent()
@@ -26,8 +37,8 @@ fn repository() -> PathBuf {
         .to_path_buf()
 }
 
-/// The project: the facade without default features, two of its test
-/// files as tests, and the case above as an example.
+/// The project: the facade without default features, [`TESTS`] as its
+/// tests, and the case above as an example.
 fn project() -> PathBuf {
     let repository = repository();
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("without-tokio");
@@ -49,14 +60,12 @@ autoexamples = false
 [dependencies]
 reattempt = {{ path = {root}, default-features = false }}
 
-[[test]]
-name = "executors"
-path = {executors}
-
-[[test]]
-name = "sync_fn"
-path = {sync_fn}
-
+# What the test files below use beside it, as the facade's manifest gives.
+[dev-dependencies]
+serde_json = "1"
+tracing = "0.1.40"
+tracing-subscriber = {{ version = "0.3", features = ["json", "fmt", "registry"] }}
+{tests}
 [[example]]
 name = "needs-a-sleeper"
 path = {needs_a_sleeper}
@@ -65,8 +74,13 @@ path = {needs_a_sleeper}
 [workspace]
 "#,
         root = toml_string(&repository),
-        executors = path("tests/executors.rs"),
-        sync_fn = path("tests/sync_fn.rs"),
+        tests = TESTS
+            .iter()
+            .map(|name| format!(
+                "\n[[test]]\nname = \"{name}\"\npath = {}\n",
+                path(&format!("tests/{name}.rs"))
+            ))
+            .collect::<String>(),
         needs_a_sleeper = path("tests-build/tests/without-tokio/needs-a-sleeper.rs"),
     );
     std::fs::write(dir.join("Cargo.toml"), manifest).unwrap();
@@ -138,10 +152,7 @@ fn without_the_tokio_feature() {
         "tokio is a dependency without the feature:\n{dependencies}"
     );
 
-    let tests = cargo(
-        &project,
-        &["test", "--test", "executors", "--test", "sync_fn"],
-    );
+    let tests = cargo(&project, &["test", "--tests"]);
     assert!(
         tests.status.success(),
         "the tests failed without tokio:\n{}\n{}",
@@ -152,7 +163,7 @@ fn without_the_tokio_feature() {
         .lines()
         .filter(|line| line.starts_with("test result: ok."))
         .collect();
-    assert_eq!(passed.len(), 2, "{}", text(&tests.stdout));
+    assert_eq!(passed.len(), TESTS.len(), "{}", text(&tests.stdout));
 
     let check = cargo(
         &project,

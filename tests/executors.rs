@@ -13,6 +13,9 @@ use std::time::{Duration, Instant};
 
 use reattempt::retry;
 
+#[cfg(feature = "tokio")]
+mod common;
+
 /// Runs a future to its end on this thread, parking between polls: an
 /// executor with no timer and no reactor of its own.
 fn block_on<F: Future>(future: F) -> F::Output {
@@ -71,6 +74,12 @@ impl Future for ThreadSleep {
 
 #[retry(max = 3, backoff = fixed(5ms), attempt_timeout = 20ms, sleep = thread_sleep)]
 async fn hangs_then_answers(calls: &Mutex<u32>) -> io::Result<u32> {
+    hangs_then_answers_body(calls).await
+}
+
+/// Hangs on the first two calls, longer than an attempt timeout of 20 ms,
+/// and answers the third.
+async fn hangs_then_answers_body(calls: &Mutex<u32>) -> io::Result<u32> {
     let call = {
         let mut calls = calls.lock().unwrap();
         *calls += 1;
@@ -141,4 +150,80 @@ fn the_deadline_ends_the_wait_for_a_permit_on_the_custom_sleeper() {
     assert_eq!(*calls.lock().unwrap(), 0, "no attempt ran");
     release.send(()).unwrap();
     holder.join().unwrap();
+}
+
+/// Without `sleep = ..`, an async function's waits and timers are tokio's;
+/// polled outside any tokio runtime, where tokio's timer panics, they run
+/// on threads of their own instead, and say so once.
+#[cfg(feature = "tokio")]
+mod outside_a_runtime {
+    use super::*;
+
+    #[retry(max = 3, backoff = fixed(20ms))]
+    async fn fails_twice(calls: &Mutex<u32>) -> io::Result<u32> {
+        let mut calls = calls.lock().unwrap();
+        *calls += 1;
+        if *calls < 3 {
+            return Err(ErrorKind::ConnectionReset.into());
+        }
+        Ok(*calls)
+    }
+
+    #[retry(max = 3, backoff = fixed(5ms), attempt_timeout = 20ms)]
+    async fn hangs_then_answers_on_the_default_timer(calls: &Mutex<u32>) -> io::Result<u32> {
+        super::hangs_then_answers_body(calls).await
+    }
+
+    #[retry(max = 10, backoff = fixed(5ms), deadline = 50ms)]
+    async fn never_answers_on_the_default_timer() -> io::Result<()> {
+        thread_sleep(Duration::from_secs(5)).await;
+        Err(ErrorKind::TimedOut.into())
+    }
+
+    /// One test, so that the warning, given once for the process, comes
+    /// from its first call.
+    #[test]
+    fn waits_and_timers_run_on_threads_of_their_own() {
+        let (events, text) = common::capture_logs(|| {
+            let calls = Mutex::new(0);
+            let started = Instant::now();
+            assert_eq!(block_on(fails_twice(&calls)).unwrap(), 3);
+            assert!(
+                started.elapsed() >= Duration::from_millis(40),
+                "both waits were waited"
+            );
+
+            let calls = Mutex::new(0);
+            let started = Instant::now();
+            assert_eq!(
+                block_on(hangs_then_answers_on_the_default_timer(&calls)).unwrap(),
+                3
+            );
+            assert!(
+                started.elapsed() < Duration::from_secs(5),
+                "both hung attempts were cut"
+            );
+
+            let started = Instant::now();
+            let error = block_on(never_answers_on_the_default_timer()).unwrap_err();
+            assert_eq!(error.kind(), ErrorKind::TimedOut);
+            assert!(
+                started.elapsed() < Duration::from_secs(5),
+                "the attempt was cut"
+            );
+        });
+        // Once, for the many timers of the three calls.
+        let warnings: Vec<_> = events
+            .iter()
+            .filter(|e| {
+                e["level"] == "WARN"
+                    && e["fields"]["message"]
+                        .as_str()
+                        .is_some_and(|m| m.contains("outside a tokio runtime"))
+            })
+            .collect();
+        assert_eq!(warnings.len(), 1, "{text}");
+        let message = warnings[0]["fields"]["message"].as_str().unwrap();
+        assert!(message.contains("sleep = .."), "{message}");
+    }
 }

@@ -26,6 +26,8 @@ mod clock;
 mod const_policy;
 mod current;
 pub mod dead_letter;
+#[cfg(feature = "tokio")]
+mod default_timer;
 pub mod dynamic;
 mod export;
 #[cfg(feature = "redis-fleet")]

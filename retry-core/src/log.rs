@@ -25,7 +25,9 @@
 //! `call_id`, `class`, `code`, `count`) for `alert_after`; a WARN, once per
 //! function, when a retried call retries inside another (`function`,
 //! `outer`, `call_id`); a WARN, once per kind of problem, for an invalid
-//! dynamic policy (`function`, `problem`);
+//! dynamic policy (`function`, `problem`); a WARN, once per process, when
+//! an async function without `sleep = ..` makes a timer outside a tokio
+//! runtime, which then runs on a thread of its own (`default_timer.rs`);
 //! and an ERROR with every field of a dead-letter record a sink could not
 //! store.
 

@@ -333,8 +333,8 @@ impl<B: crate::backoff::Backoff, C: crate::clock::Clock + Copy> Waits for LazyCa
 /// functions: tokio's.
 #[cfg(feature = "tokio")]
 #[inline]
-pub fn timer(limit: Duration) -> tokio::time::Sleep {
-    tokio::time::sleep(limit)
+pub fn timer(limit: Duration) -> crate::default_timer::DefaultTimer {
+    crate::default_timer::DefaultTimer::after(limit)
 }
 
 /// Without the `tokio` feature there is no default timer. No function

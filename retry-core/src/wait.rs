@@ -4,16 +4,18 @@ use core::future::Future;
 use core::pin::Pin;
 use core::task::{Context, Poll};
 
+use crate::default_timer::DefaultTimer;
+
 /// A wait on the timer a call keeps with its failure state, made by
 /// [`Call::wait`](crate::Call::wait). It borrows the timer rather than
 /// owning it, so that it adds a pointer to the function's future, not a
 /// timer.
 #[derive(Debug)]
 #[must_use = "a wait does nothing unless awaited"]
-pub struct Wait<'c>(Option<Pin<&'c mut tokio::time::Sleep>>);
+pub struct Wait<'c>(Option<Pin<&'c mut DefaultTimer>>);
 
 impl<'c> Wait<'c> {
-    pub(crate) fn new(timer: Option<Pin<&'c mut tokio::time::Sleep>>) -> Wait<'c> {
+    pub(crate) fn new(timer: Option<Pin<&'c mut DefaultTimer>>) -> Wait<'c> {
         Wait(timer)
     }
 }

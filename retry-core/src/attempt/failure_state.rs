@@ -194,7 +194,7 @@ pub struct FailureState {
 #[derive(Debug, Default)]
 pub(super) struct Timer {
     /// Made at the first wait and reset for the next ones.
-    pub(super) sleep: Option<Pin<Box<tokio::time::Sleep>>>,
+    pub(super) sleep: Option<Pin<Box<crate::default_timer::DefaultTimer>>>,
     /// Whether the next attempt of a [`LazyCall`](super::LazyCall) waits
     /// on `sleep` first ([`Next`](super::Next)).
     pub(super) waiting: bool,
@@ -274,7 +274,9 @@ mod tests {
             .unwrap();
         #[cfg(feature = "tokio")]
         runtime.block_on(async {
-            used.timer.sleep = Some(Box::pin(tokio::time::sleep(Duration::from_secs(1))));
+            used.timer.sleep = Some(Box::pin(crate::default_timer::DefaultTimer::after(
+                Duration::from_secs(1),
+            )));
         });
         let address = core::ptr::from_ref::<FailureState>(&used);
         give_back(used);

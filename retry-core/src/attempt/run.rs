@@ -271,14 +271,8 @@ impl<B: Backoff, C: Clock, S: Slot> Call<'_, B, C, S> {
 
     /// The call's timer, set to fire after `delay`.
     #[cfg(feature = "tokio")]
-    fn set_timer(&mut self, delay: Duration) -> Pin<&mut tokio::time::Sleep> {
-        let now = tokio::time::Instant::now();
-        // A delay past what an `Instant` can hold (a `Duration::MAX`
-        // backoff or server delay) is a wait for ever: thirty years, as
-        // tokio's own timeouts saturate.
-        let deadline = now
-            .checked_add(delay)
-            .unwrap_or_else(|| now + Duration::from_secs(30 * 365 * 86_400));
+    fn set_timer(&mut self, delay: Duration) -> Pin<&mut crate::default_timer::DefaultTimer> {
+        let deadline = crate::default_timer::deadline_after(delay);
         let timer = &mut self.failures().timer.sleep;
         match timer {
             Some(timer) => {
@@ -286,7 +280,9 @@ impl<B: Backoff, C: Clock, S: Slot> Call<'_, B, C, S> {
                 timer.as_mut()
             }
             None => timer
-                .insert(Box::pin(tokio::time::sleep_until(deadline)))
+                .insert(Box::pin(crate::default_timer::DefaultTimer::until(
+                    deadline,
+                )))
                 .as_mut(),
         }
     }

@@ -12,19 +12,34 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::time::Instant;
 
-/// tokio's timer, or the fallback of one polled outside a runtime.
+/// tokio's timer, or the fallback of one polled outside a runtime, made
+/// at its first poll.
 #[derive(Debug)]
 #[must_use = "a timer does nothing unless polled"]
 pub enum DefaultTimer {
-    /// Inside a tokio runtime.
+    /// Not polled yet: which timer it is depends on where it is polled.
+    /// An attempt that ends at its first poll never polls the timer that
+    /// cuts it, so it costs a reading of the clock, and no timer is made.
+    At(tokio::time::Instant),
+    /// Polled inside a tokio runtime.
     Tokio(tokio::time::Sleep),
-    /// Outside any.
+    /// Polled outside any.
     Thread(ThreadTimer),
 }
 
 impl DefaultTimer {
     /// A timer that ends at `deadline`.
     pub(crate) fn until(deadline: tokio::time::Instant) -> DefaultTimer {
+        DefaultTimer::At(deadline)
+    }
+
+    /// A timer that ends `limit` from now, as `tokio::time::sleep` does.
+    pub(crate) fn after(limit: Duration) -> DefaultTimer {
+        DefaultTimer::until(deadline_after(limit))
+    }
+
+    /// The timer for `deadline`, polled where this thread is now.
+    fn made(deadline: tokio::time::Instant) -> DefaultTimer {
         if tokio::runtime::Handle::try_current().is_ok() {
             DefaultTimer::Tokio(tokio::time::sleep_until(deadline))
         } else {
@@ -33,16 +48,12 @@ impl DefaultTimer {
         }
     }
 
-    /// A timer that ends `limit` from now, as `tokio::time::sleep` does.
-    pub(crate) fn after(limit: Duration) -> DefaultTimer {
-        DefaultTimer::until(deadline_after(limit))
-    }
-
     /// Ends the timer at `deadline` instead.
     pub(crate) fn reset(self: Pin<&mut Self>, deadline: tokio::time::Instant) {
         // SAFETY: no variant is moved out of its place; only the one that
         // is not `Unpin` is pinned again, where it is.
         match unsafe { self.get_unchecked_mut() } {
+            DefaultTimer::At(at) => *at = deadline,
             DefaultTimer::Tokio(sleep) => unsafe { Pin::new_unchecked(sleep) }.reset(deadline),
             DefaultTimer::Thread(timer) => timer.reset(deadline.into_std()),
         }
@@ -52,11 +63,18 @@ impl DefaultTimer {
 impl Future for DefaultTimer {
     type Output = ();
 
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
-        // SAFETY: as in `reset`.
-        match unsafe { self.get_unchecked_mut() } {
-            DefaultTimer::Tokio(sleep) => unsafe { Pin::new_unchecked(sleep) }.poll(cx),
-            DefaultTimer::Thread(timer) => timer.poll(cx),
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        loop {
+            // SAFETY: as in `reset`; a timer not yet made is replaced in
+            // place, through the pin.
+            match unsafe { self.as_mut().get_unchecked_mut() } {
+                DefaultTimer::At(deadline) => {
+                    let deadline = *deadline;
+                    self.set(DefaultTimer::made(deadline));
+                }
+                DefaultTimer::Tokio(sleep) => return unsafe { Pin::new_unchecked(sleep) }.poll(cx),
+                DefaultTimer::Thread(timer) => return timer.poll(cx),
+            }
         }
     }
 }
@@ -284,20 +302,35 @@ mod tests {
     }
 
     #[test]
-    fn outside_a_runtime_the_default_timer_is_a_thread_timer() {
-        let deadline = tokio::time::Instant::now() + Duration::from_millis(1);
-        assert!(matches!(
-            DefaultTimer::until(deadline),
-            DefaultTimer::Thread(_)
-        ));
+    fn a_default_timer_is_made_where_it_is_first_polled() {
+        let (_, waker) = waker();
+        let mut cx = Context::from_waker(&waker);
+        let later = tokio::time::Instant::now() + Duration::from_secs(3600);
+        let mut outside = Box::pin(DefaultTimer::after(Duration::from_secs(3600)));
+        assert!(
+            matches!(*outside, DefaultTimer::At(_)),
+            "not made before a poll"
+        );
+        assert!(outside.as_mut().poll(&mut cx).is_pending());
+        assert!(matches!(*outside, DefaultTimer::Thread(_)));
+        // Reset to now: it ends.
+        outside.as_mut().reset(tokio::time::Instant::now());
+        let started = Instant::now();
+        while outside.as_mut().poll(&mut cx).is_pending() {
+            assert!(started.elapsed() < Duration::from_secs(10), "never ended");
+            std::thread::sleep(Duration::from_millis(1));
+        }
+
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_time()
             .build()
             .unwrap();
-        let _entered = runtime.enter();
-        assert!(matches!(
-            DefaultTimer::until(deadline),
-            DefaultTimer::Tokio(_)
-        ));
+        let mut inside = Box::pin(DefaultTimer::until(later));
+        inside.as_mut().reset(tokio::time::Instant::now());
+        runtime.block_on(async {
+            assert!(matches!(*inside, DefaultTimer::At(_)));
+            inside.as_mut().await;
+            assert!(matches!(*inside, DefaultTimer::Tokio(_)));
+        });
     }
 }

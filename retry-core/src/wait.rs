@@ -1,4 +1,5 @@
-//! The wait between async attempts on tokio's timer.
+//! The wait between async attempts on the default timer: tokio's, or
+//! outside any tokio runtime one on a thread of its own.
 
 use core::future::Future;
 use core::pin::Pin;

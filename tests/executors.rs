@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 
 use reattempt::retry;
 
+// Only the tests of the default timers read logs, and those need tokio.
 #[cfg(feature = "tokio")]
 mod common;
 

@@ -240,10 +240,11 @@ mod tests {
         let started = Instant::now();
         let mut cx = Context::from_waker(waker);
         while started.elapsed() < limit {
+            // Read before the poll, so that a wake just after it counts.
+            let woken = count.0.load(Ordering::SeqCst);
             if timer.poll(&mut cx).is_ready() {
                 return true;
             }
-            let woken = count.0.load(Ordering::SeqCst);
             while count.0.load(Ordering::SeqCst) == woken && started.elapsed() < limit {
                 std::thread::sleep(Duration::from_millis(1));
             }
@@ -254,15 +255,16 @@ mod tests {
     #[test]
     fn a_timer_ends_at_its_deadline_and_wakes_the_task() {
         let (count, waker) = waker();
-        let mut timer = ThreadTimer::until(Instant::now() + Duration::from_millis(20));
         let started = Instant::now();
+        let mut timer = ThreadTimer::until(started + Duration::from_millis(20));
         assert!(timer.poll(&mut Context::from_waker(&waker)).is_pending());
+        // Not polled again until the timer's thread wakes the task.
         while count.0.load(Ordering::SeqCst) == 0 {
             assert!(started.elapsed() < Duration::from_secs(10), "never woken");
             std::thread::sleep(Duration::from_millis(1));
         }
         assert!(started.elapsed() >= Duration::from_millis(20));
-        assert!(wait(&mut timer, &count, &waker, Duration::from_secs(10)));
+        assert!(timer.poll(&mut Context::from_waker(&waker)).is_ready());
     }
 
     #[test]
@@ -277,7 +279,7 @@ mod tests {
             "the reset moved it"
         );
         assert!(started.elapsed() >= Duration::from_millis(10));
-        // Reset again after it ended: a new thread watches.
+        // Reset again after it ended: it ends again, at the new deadline.
         timer.reset(Instant::now() + Duration::from_millis(10));
         assert!(timer.poll(&mut Context::from_waker(&waker)).is_pending());
         assert!(wait(&mut timer, &count, &waker, Duration::from_secs(10)));

@@ -154,8 +154,8 @@ fn the_deadline_ends_the_wait_for_a_permit_on_the_custom_sleeper() {
 }
 
 /// Without `sleep = ..`, an async function's waits and timers are tokio's;
-/// polled outside any tokio runtime, where tokio's timer panics, they run
-/// on threads of their own instead, and say so once.
+/// polled outside any tokio runtime, where tokio's timer panics, a thread
+/// of reattempt's own ends them instead, and a warning says so once.
 #[cfg(feature = "tokio")]
 mod outside_a_runtime {
     use super::*;
@@ -184,7 +184,7 @@ mod outside_a_runtime {
     /// One test, so that the warning, given once for the process, comes
     /// from its first call.
     #[test]
-    fn waits_and_timers_run_on_threads_of_their_own() {
+    fn waits_and_timers_are_ended_by_a_thread_of_their_own() {
         let (events, text) = common::capture_logs(|| {
             let calls = Mutex::new(0);
             let started = Instant::now();

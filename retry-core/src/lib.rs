@@ -44,6 +44,8 @@ mod rng;
 mod spans;
 pub mod stats;
 pub mod testing;
+#[cfg(feature = "tokio")]
+mod thread_timer;
 mod timeout;
 #[cfg(feature = "tokio")]
 mod wait;

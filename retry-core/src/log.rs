@@ -27,7 +27,8 @@
 //! `outer`, `call_id`); a WARN, once per kind of problem, for an invalid
 //! dynamic policy (`function`, `problem`); a WARN, once per process, when
 //! an async function without `sleep = ..` makes a timer outside a tokio
-//! runtime, which then runs on a thread of its own (`default_timer.rs`);
+//! runtime, which a thread of this crate's own then ends
+//! (`default_timer.rs`);
 //! and an ERROR with every field of a dead-letter record a sink could not
 //! store.
 

@@ -330,8 +330,8 @@ impl<B: crate::backoff::Backoff, C: crate::clock::Clock + Copy> Waits for LazyCa
 }
 
 /// The default timer of `attempt_timeout` and of the deadline on async
-/// functions: tokio's, or outside any tokio runtime one on a thread of its
-/// own (`DefaultTimer`).
+/// functions: tokio's, or outside any tokio runtime one that a thread of
+/// this crate's own ends (`DefaultTimer`).
 #[cfg(feature = "tokio")]
 #[inline]
 pub fn timer(limit: Duration) -> crate::default_timer::DefaultTimer {

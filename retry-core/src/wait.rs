@@ -1,5 +1,5 @@
 //! The wait between async attempts on the default timer: tokio's, or
-//! outside any tokio runtime one on a thread of its own.
+//! outside any tokio runtime one that a thread of this crate's own ends.
 
 use core::future::Future;
 use core::pin::Pin;

@@ -256,8 +256,8 @@ impl<B: Backoff, C: Clock, S: Slot> Call<'_, B, C, S> {
     }
 
     /// Waits `delay` on the default timer (tokio's, or outside any tokio
-    /// runtime one on a thread of its own): the default sleep of async
-    /// functions.
+    /// runtime one that a thread of this crate's own ends): the default
+    /// sleep of async functions.
     /// The timer lives with the call's failure state, so that it adds
     /// nothing to the size of the function's future, and is reused from one
     /// wait to the next. Out of line: only a retry reaches it, and inlined

@@ -28,18 +28,15 @@ pub enum DefaultTimer {
 }
 
 impl DefaultTimer {
-    /// A timer that ends at `deadline`.
-    pub(crate) fn until(deadline: tokio::time::Instant) -> DefaultTimer {
-        DefaultTimer::At(deadline)
-    }
-
-    /// A timer that ends `limit` from now, as `tokio::time::sleep` does.
+    /// A timer that ends `limit` from now, as `tokio::time::sleep` does,
+    /// made at its first poll.
     pub(crate) fn after(limit: Duration) -> DefaultTimer {
-        DefaultTimer::until(deadline_after(limit))
+        DefaultTimer::At(deadline_after(limit))
     }
 
-    /// The timer for `deadline`, polled where this thread is now.
-    fn made(deadline: tokio::time::Instant) -> DefaultTimer {
+    /// The timer for `deadline`, made now, to be polled where this thread
+    /// is now: for a wait, polled as soon as it is set.
+    pub(crate) fn made(deadline: tokio::time::Instant) -> DefaultTimer {
         if tokio::runtime::Handle::try_current().is_ok() {
             DefaultTimer::Tokio(tokio::time::sleep_until(deadline))
         } else {
@@ -65,16 +62,25 @@ impl Future for DefaultTimer {
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
         loop {
-            // SAFETY: as in `reset`; a timer not yet made is replaced in
-            // place, through the pin.
+            // SAFETY: as in `reset`.
             match unsafe { self.as_mut().get_unchecked_mut() } {
-                DefaultTimer::At(deadline) => {
-                    let deadline = *deadline;
-                    self.set(DefaultTimer::made(deadline));
-                }
+                DefaultTimer::At(_) => self.as_mut().make(),
                 DefaultTimer::Tokio(sleep) => return unsafe { Pin::new_unchecked(sleep) }.poll(cx),
                 DefaultTimer::Thread(timer) => return timer.poll(cx),
             }
+        }
+    }
+}
+
+impl DefaultTimer {
+    /// Makes a timer not yet made, in place. Out of line, so that the
+    /// polls of a made timer, which a wait makes at once, do not pay for
+    /// the code that makes one.
+    #[cold]
+    #[inline(never)]
+    fn make(mut self: Pin<&mut Self>) {
+        if let DefaultTimer::At(deadline) = *self {
+            self.set(DefaultTimer::made(deadline));
         }
     }
 }
@@ -134,7 +140,7 @@ mod tests {
             .enable_time()
             .build()
             .unwrap();
-        let mut inside = Box::pin(DefaultTimer::until(later));
+        let mut inside = Box::pin(DefaultTimer::At(later));
         inside.as_mut().reset(tokio::time::Instant::now());
         runtime.block_on(async {
             assert!(matches!(*inside, DefaultTimer::At(_)));

@@ -282,9 +282,7 @@ impl<B: Backoff, C: Clock, S: Slot> Call<'_, B, C, S> {
                 timer.as_mut()
             }
             None => timer
-                .insert(Box::pin(crate::default_timer::DefaultTimer::until(
-                    deadline,
-                )))
+                .insert(Box::pin(crate::default_timer::DefaultTimer::made(deadline)))
                 .as_mut(),
         }
     }

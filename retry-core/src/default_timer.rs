@@ -45,6 +45,17 @@ impl DefaultTimer {
         }
     }
 
+    /// Makes a timer not yet made, in place. Out of line, so that the
+    /// polls of a made timer, which a wait makes at once, do not pay for
+    /// the code that makes one.
+    #[cold]
+    #[inline(never)]
+    fn make(mut self: Pin<&mut Self>) {
+        if let DefaultTimer::At(deadline) = *self {
+            self.set(DefaultTimer::made(deadline));
+        }
+    }
+
     /// Ends the timer at `deadline` instead.
     pub(crate) fn reset(self: Pin<&mut Self>, deadline: tokio::time::Instant) {
         // SAFETY: no variant is moved out of its place; only the one that
@@ -68,19 +79,6 @@ impl Future for DefaultTimer {
                 DefaultTimer::Tokio(sleep) => return unsafe { Pin::new_unchecked(sleep) }.poll(cx),
                 DefaultTimer::Thread(timer) => return timer.poll(cx),
             }
-        }
-    }
-}
-
-impl DefaultTimer {
-    /// Makes a timer not yet made, in place. Out of line, so that the
-    /// polls of a made timer, which a wait makes at once, do not pay for
-    /// the code that makes one.
-    #[cold]
-    #[inline(never)]
-    fn make(mut self: Pin<&mut Self>) {
-        if let DefaultTimer::At(deadline) = *self {
-            self.set(DefaultTimer::made(deadline));
         }
     }
 }

@@ -17,6 +17,8 @@ mod const_policy;
 mod duration;
 mod expand;
 mod hint;
+#[cfg(test)]
+mod hostile_input;
 mod item;
 mod moves;
 mod prelude;

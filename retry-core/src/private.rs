@@ -16,6 +16,7 @@ pub use crate::attempt::{
     Boxed, Call, Deadline, Decision, FieldVisitor, Inline, Late, LazyCall, NoDeadline, Within,
     no_fields, no_span, run_sync,
 };
+pub use crate::backoff::custom::CustomBackoff;
 pub use crate::backoff::{Exponential, Fibonacci, Fixed, Linear, NoBackoff};
 pub use crate::class::Classification;
 pub use crate::classify::{Classified, ClassifiedValue, Classify, IntoClassification};
@@ -244,21 +245,20 @@ pub fn fallible_attempt<T: Fallible, F: Future<Output = T>>(future: F) -> F {
 }
 
 /// Gives a closure passed as `backoff = |n| ...` its argument type. The
-/// expansion calls it at the closure's span, and its type is hidden behind
-/// the bound, as [`backoff_of`] does for other values.
+/// expansion calls it at the closure's span; what it gives, as
+/// [`backoff_of`]'s, needs nothing of the closure.
 #[inline]
-pub fn backoff_fn<F: Fn(u32) -> Duration>(f: F) -> impl crate::backoff::Backoff {
-    f
+pub fn backoff_fn<F: Fn(u32) -> Duration>(f: F) -> CustomBackoff<F> {
+    crate::backoff::custom(f)
 }
 
 /// Checks that the value passed as `backoff = ...` is a backoff. The
 /// expansion calls it at the value's span, so that one that is not is
-/// reported there first; its type is hidden behind the bound, so that the
-/// loop's uses of it are reported as that same bound, not as the call's
-/// methods missing.
+/// reported there, once: the type it gives is a backoff whatever the
+/// value is, so the loop's uses of it add no error.
 #[inline]
-pub fn backoff_of<B: crate::backoff::Backoff>(backoff: B) -> impl crate::backoff::Backoff {
-    backoff
+pub fn backoff_of<B: crate::backoff::Backoff>(backoff: B) -> CustomBackoff<B> {
+    crate::backoff::custom(backoff)
 }
 
 /// Gives a closure passed as `sleep = ...` on a sync function its type.

@@ -3,11 +3,13 @@
 //! Every curve is a pure function of the retry number, saturating instead of
 //! overflowing, for any `u32` and any durations.
 
+pub(crate) mod custom;
 mod exponential;
 mod fibonacci;
 mod fixed;
 mod linear;
 
+pub(crate) use custom::custom;
 pub use exponential::Exponential;
 pub use fibonacci::Fibonacci;
 pub use fixed::{Fixed, NoBackoff};

@@ -2,8 +2,8 @@
 // value: a shared state that is not one, an argument named in `clone(..)`
 // that cannot be cloned, a dynamic policy that is not one, an `if_result`
 // of another value type, a backoff that is not one or a backoff closure of
-// another argument type (whose type the loop then uses, and reports
-// again).
+// another argument type. Each is reported once: the loop's uses of what
+// the value was given to need nothing more of it.
 use reattempt::retry;
 use std::sync::Mutex;
 use std::time::Duration;

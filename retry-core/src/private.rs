@@ -249,7 +249,7 @@ pub fn fallible_attempt<T: Fallible, F: Future<Output = T>>(future: F) -> F {
 /// [`backoff_of`]'s, needs nothing of the closure.
 #[inline]
 pub fn backoff_fn<F: Fn(u32) -> Duration>(f: F) -> CustomBackoff<F> {
-    crate::backoff::custom(f)
+    CustomBackoff::new(f)
 }
 
 /// Checks that the value passed as `backoff = ...` is a backoff. The
@@ -258,7 +258,7 @@ pub fn backoff_fn<F: Fn(u32) -> Duration>(f: F) -> CustomBackoff<F> {
 /// value is, so the loop's uses of it add no error.
 #[inline]
 pub fn backoff_of<B: crate::backoff::Backoff>(backoff: B) -> CustomBackoff<B> {
-    crate::backoff::custom(backoff)
+    CustomBackoff::new(backoff)
 }
 
 /// Gives a closure passed as `sleep = ...` on a sync function its type.

@@ -7,7 +7,7 @@ use core::time::Duration;
 use super::Backoff;
 
 /// A backoff of the user's, called through its methods, taken where it
-/// was checked to be one (`custom`). Its type has no bound of its own,
+/// was checked to be one (`new`). Its type has no bound of its own,
 /// so a value that is no backoff is reported once, where it is written:
 /// the loop's uses of the type need nothing of the value's.
 ///
@@ -20,13 +20,15 @@ pub struct CustomBackoff<B> {
     max_delay: fn(&B) -> Duration,
 }
 
-/// `backoff` as the expansion holds it.
-#[inline]
-pub fn custom<B: Backoff>(backoff: B) -> CustomBackoff<B> {
-    CustomBackoff {
-        backoff,
-        delay: B::delay,
-        max_delay: B::max_delay,
+impl<B: Backoff> CustomBackoff<B> {
+    /// `backoff` as the expansion holds it.
+    #[inline]
+    pub(crate) fn new(backoff: B) -> CustomBackoff<B> {
+        CustomBackoff {
+            backoff,
+            delay: B::delay,
+            max_delay: B::max_delay,
+        }
     }
 }
 
@@ -66,10 +68,10 @@ mod tests {
 
     #[test]
     fn a_custom_backoff_gives_what_the_value_gives() {
-        let held = custom(Steps);
+        let held = CustomBackoff::new(Steps);
         assert_eq!(held.delay(3), Duration::from_secs(3));
         assert_eq!(held.max_delay(), Duration::from_secs(9));
-        let closure = custom(|retry: u32| Duration::from_millis(u64::from(retry)));
+        let closure = CustomBackoff::new(|retry: u32| Duration::from_millis(u64::from(retry)));
         assert_eq!(closure.delay(7), Duration::from_millis(7));
         assert_eq!(closure.max_delay(), Duration::MAX);
     }

@@ -9,7 +9,6 @@ mod fibonacci;
 mod fixed;
 mod linear;
 
-pub(crate) use custom::custom;
 pub use exponential::Exponential;
 pub use fibonacci::Fibonacci;
 pub use fixed::{Fixed, NoBackoff};

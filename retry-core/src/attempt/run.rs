@@ -287,15 +287,14 @@ impl<B: Backoff, C: Clock, S: Slot> Call<'_, B, C, S> {
         }
     }
 
-    /// Sets the wait that the next attempt of a [`LazyCall`] waits out
-    /// before it runs ([`Next`]); a zero delay sets none.
+    /// Sets the wait of `delay`, which is not zero, that the next attempt
+    /// of a [`LazyCall`] waits out before it runs ([`Next`]).
     #[cfg(feature = "tokio")]
     #[inline(never)]
     pub(super) fn wait_before_next(&mut self, delay: Duration) {
-        if !delay.is_zero() {
-            self.set_timer(delay);
-            self.failures().timer.waiting = true;
-        }
+        debug_assert!(!delay.is_zero(), "a zero delay sets no wait");
+        self.set_timer(delay);
+        self.failures().timer.waiting = true;
     }
 
     /// What comes before each poll of an attempt of a [`LazyCall`]'s

@@ -447,7 +447,7 @@ impl<'p, B: Backoff, C: Clock, S: Slot> Call<'p, B, C, S> {
         fields: &dyn Fn(FieldVisitor<'_>),
     ) -> Decision {
         let class = self.error_class(|| classify(error));
-        self.failed(class, &Described(error, describe), span, fields)
+        self.failed_inline(class, &Described(error, describe), span, fields)
     }
 
     /// The decision after an attempt that succeeded: the call returns.

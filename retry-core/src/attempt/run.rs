@@ -297,22 +297,10 @@ impl<B: Backoff, C: Clock, S: Slot> Call<'_, B, C, S> {
         self.failures().timer.waiting = true;
     }
 
-    /// Whether [`before_attempt`](Self::before_attempt) has anything to
-    /// do: a wait to wait out, or spans. Inline, so that a retry of no
-    /// delay without spans makes no call for nothing: that call cost each
-    /// such retry 14 instructions.
-    #[cfg(feature = "tokio")]
-    #[inline]
-    pub(super) fn waits_or_traces(&self) -> bool {
-        self.failures
-            .peek()
-            .is_some_and(|failures| failures.timer.waiting)
-            || self.spans.is_some()
-    }
-
     /// What comes before each poll of an attempt of a [`LazyCall`]'s
     /// built call ([`Next`]): the wait its retry set, then its span. Out of
-    /// line, as only a retry that waits or a traced call reaches it.
+    /// line, and cold, as only a retry or a traced call reaches it: so the
+    /// path of a first attempt is laid out without it.
     #[cfg(feature = "tokio")]
     #[cold]
     #[inline(never)]

@@ -166,7 +166,7 @@ thread_local! {
 
 /// The frame of the attempt running on this thread, if any. Inline: every
 /// retry asks ([`outer`]), from code made in the user's crate, where a call
-/// cost each retry 5 instructions.
+/// cost each retry 6 instructions.
 #[inline]
 fn current() -> Option<&'static Frame> {
     let frame = CURRENT.get();

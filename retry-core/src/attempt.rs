@@ -436,7 +436,8 @@ impl<'p, B: Backoff, C: Clock, S: Slot> Call<'p, B, C, S> {
     /// The decision after an attempt that returned an error. Out of line
     /// and shared by every function with the same backoff and error type,
     /// which only calls it: what each function makes of its own is its
-    /// closures.
+    /// closures. The failure path is made inline here, once for each
+    /// error type ([`failed_inline`](Self::failed_inline)).
     #[inline(never)]
     fn error_failed<E: ?Sized>(
         &mut self,

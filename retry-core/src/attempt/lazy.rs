@@ -222,7 +222,15 @@ impl<'p, B: Backoff, C: Clock + Copy> LazyCall<'p, B, C> {
                 first.started,
                 None,
             );
-            *self.state = State::Built(call);
+            // Written over the first attempt's state without dropping it:
+            // it has nothing to drop, which the assertion holds at compile
+            // time, and an assignment would test which variant it drops, a
+            // branch to a call state's drop that made `build` save six
+            // registers.
+            const { assert!(!core::mem::needs_drop::<First<C>>()) };
+            // SAFETY: `self.state` is a valid `State::First`, whose value
+            // needs no drop; it is overwritten whole.
+            unsafe { core::ptr::write(&raw mut *self.state, State::Built(call)) };
         }
         match &mut *self.state {
             State::Built(call) => call,

@@ -116,6 +116,10 @@ pub struct Call<'p, B, C: Clock, S = Boxed> {
     /// Whether a decision returned the outcome to the caller; a call
     /// dropped before that was cancelled.
     ended: bool,
+    /// Whether the next poll of a [`LazyCall`]'s attempt ([`Next`]) has
+    /// something to do first: a wait is set, or the call has spans.
+    #[cfg(feature = "tokio")]
+    before_next: bool,
     /// A retry was decided (its budget token taken) and its attempt has
     /// not started yet: [`NO_RETRY`], or the failure it follows
     /// ([`AFTER_TRANSIENT`], [`AFTER_RATE_LIMITED`]). It is counted when it
@@ -362,6 +366,8 @@ impl<'p, B: Backoff, C: Clock, S: Slot> Call<'p, B, C, S> {
             started,
             timed_out: AtomicU8::new(RAN),
             ended: false,
+            #[cfg(feature = "tokio")]
+            before_next: spans.is_some(),
             retry_pending: AtomicU8::new(NO_RETRY),
             spans: ManuallyDrop::new(spans),
             failures: S::default(),

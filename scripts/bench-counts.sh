@@ -11,6 +11,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 calls=${CALLS:-20000}
+# A fresh checkout has no target directory yet for the build logs below.
+mkdir -p target
 
 cargo bench -p benches --bench calls --no-run --message-format=json-render-diagnostics >target/calls-build.json
 binary=$(grep -o '"executable":"[^"]*calls-[^"]*"' target/calls-build.json | tail -1 | cut -d'"' -f4)

@@ -199,12 +199,12 @@ fn the_comparisons_with_the_peers_hold() {
         "async success: the peers cheaper than ours ({ours})"
     );
 
-    // "second of the five crates", on a paused clock
+    // "the fewest of the five crates", on a paused clock: the goal, at most
+    // the best peer's, is met
     let (ours, cheaper) = async_peers_cheaper(&mut count, "async-once-paused");
-    assert_eq!(
-        cheaper,
-        ["tokio-retry2"],
-        "async retry on a paused clock: the peers cheaper than ours ({ours})"
+    assert!(
+        cheaper.is_empty(),
+        "async retry on a paused clock: the peers cheaper than ours ({ours}): {cheaper:?}"
     );
 
     // "each peer over four times as much", on a running clock
@@ -217,10 +217,9 @@ fn the_comparisons_with_the_peers_hold() {
         );
     }
 
-    // The goals' verdicts: sync success at most +15 and async success at
-    // most +40 over the direct call are missed, as is a sync retry at most
-    // backon's (and an async retry on a paused clock at most the best
-    // peer's, above).
+    // The goals' verdicts that are missed: sync success at most +15 and
+    // async success at most +40 over the direct call, and a sync retry at
+    // most backon's.
     let sync_over = count("sync", "reattempt").instructions - count("sync", "direct").instructions;
     assert!(
         sync_over > 15.0,

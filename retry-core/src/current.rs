@@ -207,6 +207,8 @@ thread_local! {
 /// A limit whose permit an attempt running on this thread holds.
 struct Held {
     limit: *const ConcurrencyLimit,
+    /// The slot of the limit that the permit holds.
+    slot: u64,
     /// The node that was first before this one; set as it is pushed.
     outer: Cell<*const Held>,
 }
@@ -250,11 +252,11 @@ pub(crate) fn take_pushback(
     }
 }
 
-/// Whether an attempt running on this thread, this one or one it was
-/// called from, holds a permit of `limit`: a retried call nested in it
-/// then runs under that permit instead of waiting for a second one, which
-/// it could never get if the limit were full of such outer calls.
-pub(crate) fn holds(limit: &ConcurrencyLimit) -> bool {
+/// The slot of `limit` held by an attempt running on this thread, this one
+/// or one it was called from: a retried call nested in it then shares that
+/// slot instead of waiting for a second one, which it could never get if
+/// the limit were full of such outer calls.
+pub(crate) fn held_slot(limit: &ConcurrencyLimit) -> Option<u64> {
     let mut node = HELD.get();
     // SAFETY: `HELD` and every `outer` link point only to nodes that live
     // on the stack of code still running on this thread: each is removed
@@ -262,11 +264,23 @@ pub(crate) fn holds(limit: &ConcurrencyLimit) -> bool {
     // unwinding included, in the order the nodes were pushed.
     while let Some(held) = unsafe { node.as_ref() } {
         if ptr::eq(held.limit, limit) {
-            return true;
+            return Some(held.slot);
         }
         node = held.outer.get();
     }
-    false
+    None
+}
+
+/// A permit of `limit`: a share of the slot an attempt this one is nested
+/// in holds, or else one of its own from `acquire`.
+pub(crate) fn permit_of<'l>(
+    limit: &'l ConcurrencyLimit,
+    acquire: impl FnOnce() -> Permit<'l>,
+) -> Permit<'l> {
+    match held_slot(limit) {
+        Some(slot) => limit.share(slot),
+        None => acquire(),
+    }
 }
 
 impl Frame {
@@ -305,7 +319,7 @@ impl Frame {
     /// only calls it. Private, so that no guard escapes this module to be
     /// forgotten: `current` relies on each one dropping.
     #[inline]
-    fn entered(&self) -> Entered<'_> {
+    pub(crate) fn entered(&self) -> Entered<'_> {
         Entered {
             outer: CURRENT.replace(ptr::from_ref(self)),
             frame: PhantomData,
@@ -367,7 +381,7 @@ impl Drop for FirstEntered<'_> {
 
 /// A [`Frame`] entered; dropped, it puts back the frame that was current
 /// before.
-struct Entered<'a> {
+pub(crate) struct Entered<'a> {
     outer: *const Frame,
     frame: PhantomData<&'a Frame>,
 }
@@ -379,22 +393,22 @@ impl Drop for Entered<'_> {
     }
 }
 
-/// Runs `f` with `limit`, if any, on the thread's list of held limits: for
-/// the code that holds its permit while an attempt runs.
+/// Runs `f` with `permit`, if any, on the thread's list of held limits: for
+/// the code that holds it while an attempt runs.
 #[inline]
-pub(crate) fn holding<T>(limit: Option<&ConcurrencyLimit>, f: impl FnOnce() -> T) -> T {
-    let held = limit.map(Held::new);
+pub(crate) fn holding<T>(permit: Option<&Permit<'_>>, f: impl FnOnce() -> T) -> T {
+    let held = permit.map(Held::new);
     let _pushed = held.as_ref().map(Held::push);
     f()
 }
 
 impl Held {
-    /// The node of `limit`, to [`push`](Self::push) while its permit is
-    /// held.
+    /// The node of `permit`, to [`push`](Self::push) while it is held.
     #[inline]
-    fn new(limit: &ConcurrencyLimit) -> Held {
+    fn new(permit: &Permit<'_>) -> Held {
         Held {
-            limit: ptr::from_ref(limit),
+            limit: ptr::from_ref(permit.limit()),
+            slot: permit.slot(),
             outer: Cell::new(ptr::null()),
         }
     }
@@ -527,37 +541,6 @@ pub(crate) mod sealed {
     pub trait Sealed {}
 }
 
-/// An attempt's future, seen by [`attempt()`] on every poll: the call, by
-/// reference, and the attempt's future, by value (or a pinned reference to
-/// it, where the attempt is wrapped further).
-#[derive(Debug)]
-pub struct Scoped<'c, K, F> {
-    call: &'c K,
-    future: F,
-}
-
-impl<'c, K, F> Scoped<'c, K, F> {
-    pub(crate) fn new(call: &'c K, future: F) -> Scoped<'c, K, F> {
-        Scoped { call, future }
-    }
-}
-
-impl<K: HasFrame, F: Future> Future for Scoped<'_, K, F> {
-    type Output = F::Output;
-
-    #[inline]
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
-        // SAFETY: `future` is pinned with `Scoped` (structural pinning):
-        // it is never moved out of a pinned `Scoped`, which has no `Drop`
-        // and is `Unpin` only when `F` is.
-        let (call, future) = unsafe {
-            let this = self.get_unchecked_mut();
-            (this.call, Pin::new_unchecked(&mut this.future))
-        };
-        poll_in(call, future, cx)
-    }
-}
-
 /// Polls an attempt's `future` as one of `call`'s: counted as started,
 /// in the attempt's span, and seen by [`attempt()`].
 #[inline]
@@ -581,15 +564,19 @@ enum Gate<'c> {
     Holding(Permit<'c>),
 }
 
-/// An attempt that holds a permit of a concurrency limit while it runs,
-/// waiting for one first, and returns it as soon as it ends (or is dropped).
-#[derive(Debug)]
-pub struct Limited<'c, F> {
-    /// Declared first, so dropped first: an attempt dropped with its
-    /// wrapper (its call was cancelled) lets go of what it holds before the
-    /// permit passes on.
-    future: F,
-    gate: Gate<'c>,
+pin_project_lite::pin_project! {
+    /// An attempt that holds a permit of a concurrency limit while it runs,
+    /// waiting for one first, and returns it as soon as it ends (or is
+    /// dropped).
+    #[derive(Debug)]
+    pub struct Limited<'c, F> {
+        // Declared first, so dropped first: an attempt dropped with its
+        // wrapper (its call was cancelled) lets go of what it holds before
+        // the permit passes on.
+        #[pin]
+        future: F,
+        gate: Gate<'c>,
+    }
 }
 
 impl<'c, F> Limited<'c, F> {
@@ -614,19 +601,16 @@ impl<F: Future> Future for Limited<'_, F> {
     type Output = F::Output;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
-        // SAFETY: `future` is pinned with `Limited` (structural pinning): it
-        // is never moved out of a pinned `Limited`, which has no `Drop` and
-        // is `Unpin` only when `F` is. `gate` is not pinned: it is replaced
-        // in place, and all its types are `Unpin`.
-        let (mut future, gate) = unsafe {
-            let this = self.get_unchecked_mut();
-            (Pin::new_unchecked(&mut this.future), &mut this.gate)
-        };
+        let this = self.project();
+        let (mut future, gate) = (this.future, this.gate);
         if let Gate::Waiting(waiting) = gate {
-            if waiting.is_new() && holds(waiting.limit()) {
+            if waiting.is_new()
+                && let Some(slot) = held_slot(waiting.limit())
+            {
                 // Nested in an attempt that holds this limit: run under
-                // its permit, which is on the list already.
-                *gate = Gate::Open;
+                // its permit, shared, so that it stays held while this
+                // attempt runs, should it outlive that one.
+                *gate = Gate::Holding(waiting.limit().share(slot));
             } else {
                 match Pin::new(waiting).poll(cx) {
                     Poll::Ready(permit) => *gate = Gate::Holding(permit),
@@ -637,7 +621,7 @@ impl<F: Future> Future for Limited<'_, F> {
         // The attempt is polled in one place only: each would be a copy of
         // its code.
         let held = match &*gate {
-            Gate::Holding(permit) => Some(Held::new(permit.limit())),
+            Gate::Holding(permit) => Some(Held::new(permit)),
             Gate::Open | Gate::Waiting(_) => None,
         };
         let _pushed = held.as_ref().map(Held::push);
@@ -753,13 +737,16 @@ mod tests {
     fn a_pushed_limit_is_held_until_its_guard_drops_unwinding_included() {
         static A: ConcurrencyLimit = ConcurrencyLimit::new(1);
         static B: ConcurrencyLimit = ConcurrencyLimit::new(1);
-        let (a, b) = (Held::new(&A), Held::new(&B));
+        let (a_permit, b_permit) = (A.acquire_blocking(), B.acquire_blocking());
+        let (a, b) = (Held::new(&a_permit), Held::new(&b_permit));
+        let holds = |limit| held_slot(limit).is_some();
         assert!(!holds(&A));
         {
             let _a = a.push();
             {
                 let _b = b.push();
                 assert!(holds(&A) && holds(&B));
+                assert_eq!(held_slot(&A), Some(a_permit.slot()));
             }
             assert!(holds(&A) && !holds(&B));
             let unwound = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {

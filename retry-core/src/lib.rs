@@ -41,6 +41,7 @@ mod outcome;
 mod policy;
 mod read_outcome;
 mod rng;
+mod scoped;
 mod spans;
 pub mod stats;
 pub mod testing;
@@ -75,7 +76,7 @@ pub use classify::{grpc, http, mysql, postgres, redis};
 #[cfg(feature = "tokio")]
 pub use clock::TokioClock;
 pub use clock::{Clock, SystemClock, SystemReading};
-pub use current::{Attempt, CallId, HasFrame, Limited, Scoped, attempt};
+pub use current::{Attempt, CallId, HasFrame, Limited, attempt};
 pub use give_up::GiveUp;
 pub use limit::{Acquire, ConcurrencyLimit, Permit};
 pub use outcome::{Fallible, FromBreakerOpen, FromTimeout, NoError, Outcome};
@@ -83,6 +84,7 @@ pub use policy::{
     DEFAULT_ALERT_AFTER, DEFAULT_MAX_ATTEMPTS, DEFAULT_MAX_RETRY_AFTER, Nested, Policy,
 };
 pub use read_outcome::{DynJudge, JudgeValue, NoFailure};
+pub use scoped::{CallRef, Scoped};
 pub use stats::Alert;
 pub use timeout::AttemptTimeout;
 #[cfg(feature = "tokio")]

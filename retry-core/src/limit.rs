@@ -10,7 +10,9 @@
 //! A retried call nested in an attempt that holds a permit of the same
 //! limit, on the same thread or task, runs under that permit instead of
 //! waiting for a second one: with every permit held by such outer calls,
-//! none would ever be free.
+//! none would ever be free. It shares the permit rather than borrowing it:
+//! the slot is free again only when the last attempt sharing it ends, so
+//! a nested future that outlives the attempt that admitted it still counts.
 //!
 //! A call's deadline ends its wait for a permit when its error type can
 //! stand for a timeout, or, for a retry, when the last attempt's error can
@@ -53,6 +55,9 @@ struct State {
     queue: VecDeque<Waiter>,
     /// Waiters that were handed a permit and have not yet taken it.
     granted: Vec<u64>,
+    /// Slots held by more than one permit, with how many more: a slot is
+    /// free again when its last permit drops.
+    shared: Vec<(u64, usize)>,
 }
 
 #[derive(Debug)]
@@ -86,6 +91,7 @@ impl ConcurrencyLimit {
                 next_id: 0,
                 queue: VecDeque::new(),
                 granted: Vec::new(),
+                shared: Vec::new(),
             }),
         }
     }
@@ -108,14 +114,16 @@ impl ConcurrencyLimit {
     /// A permit, blocking the thread until one is free.
     pub fn acquire_blocking(&self) -> Permit<'_> {
         let mut state = self.lock();
-        if state.in_use < self.max && state.queue.is_empty() {
-            state.in_use += 1;
-            return Permit { limit: self };
+        if let Some(slot) = state.take_free(self.max) {
+            return Permit { limit: self, slot };
         }
         let id = state.enqueue(Wake::Thread(std::thread::current()));
         loop {
             if state.take_grant(id) {
-                return Permit { limit: self };
+                return Permit {
+                    limit: self,
+                    slot: id,
+                };
             }
             drop(state);
             std::thread::park();
@@ -128,9 +136,8 @@ impl ConcurrencyLimit {
     /// before it looks for the last time is taken, never lost.
     pub(crate) fn acquire_blocking_within(&self, timeout: Duration) -> Option<Permit<'_>> {
         let mut state = self.lock();
-        if state.in_use < self.max && state.queue.is_empty() {
-            state.in_use += 1;
-            return Some(Permit { limit: self });
+        if let Some(slot) = state.take_free(self.max) {
+            return Some(Permit { limit: self, slot });
         }
         // A timeout past what an `Instant` holds is no timeout.
         let Some(until) = Instant::now().checked_add(timeout) else {
@@ -140,7 +147,10 @@ impl ConcurrencyLimit {
         let id = state.enqueue(Wake::Thread(std::thread::current()));
         loop {
             if state.take_grant(id) {
-                return Some(Permit { limit: self });
+                return Some(Permit {
+                    limit: self,
+                    slot: id,
+                });
             }
             let left = until.saturating_duration_since(Instant::now());
             if left.is_zero() {
@@ -158,6 +168,20 @@ impl ConcurrencyLimit {
         Acquire {
             limit: self,
             id: None,
+        }
+    }
+
+    /// One more permit of the slot `held` holds: for an attempt nested in
+    /// the one holding `held`, which must not wait for a slot of its own.
+    pub(crate) fn share(&self, held: u64) -> Permit<'_> {
+        let mut state = self.lock();
+        match state.shared.iter_mut().find(|(slot, _)| *slot == held) {
+            Some((_, more)) => *more += 1,
+            None => state.shared.push((held, 1)),
+        }
+        Permit {
+            limit: self,
+            slot: held,
         }
     }
 
@@ -180,11 +204,41 @@ impl ConcurrencyLimit {
 }
 
 impl State {
-    fn enqueue(&mut self, wake: Wake) -> u64 {
+    /// A free slot, taken, when there is one and nobody waits for it.
+    fn take_free(&mut self, max: usize) -> Option<u64> {
+        if self.in_use < max && self.queue.is_empty() {
+            self.in_use += 1;
+            Some(self.new_id())
+        } else {
+            None
+        }
+    }
+
+    /// An id no waiter or slot has, to name either.
+    fn new_id(&mut self) -> u64 {
         let id = self.next_id;
         self.next_id = self.next_id.wrapping_add(1);
+        id
+    }
+
+    fn enqueue(&mut self, wake: Wake) -> u64 {
+        let id = self.new_id();
         self.queue.push_back(Waiter { id, wake });
         id
+    }
+
+    /// Whether the slot lives on in another permit after one of its own
+    /// drops: it is then still held.
+    fn unshare(&mut self, slot: u64) -> bool {
+        let Some(at) = self.shared.iter().position(|(s, _)| *s == slot) else {
+            return false;
+        };
+        let more = &mut self.shared[at].1;
+        *more -= 1;
+        if *more == 0 {
+            self.shared.swap_remove(at);
+        }
+        true
     }
 
     fn take_grant(&mut self, id: u64) -> bool {
@@ -203,6 +257,8 @@ impl State {
 #[must_use = "the permit is returned as soon as it is dropped"]
 pub struct Permit<'a> {
     limit: &'a ConcurrencyLimit,
+    /// The slot it holds, which other permits may share.
+    slot: u64,
 }
 
 impl<'a> Permit<'a> {
@@ -210,11 +266,19 @@ impl<'a> Permit<'a> {
     pub(crate) fn limit(&self) -> &'a ConcurrencyLimit {
         self.limit
     }
+
+    /// The slot it holds, for [`ConcurrencyLimit::share`].
+    pub(crate) fn slot(&self) -> u64 {
+        self.slot
+    }
 }
 
 impl Drop for Permit<'_> {
     fn drop(&mut self) {
-        ConcurrencyLimit::release(&mut self.limit.lock());
+        let mut state = self.limit.lock();
+        if !state.unshare(self.slot) {
+            ConcurrencyLimit::release(&mut state);
+        }
     }
 }
 
@@ -245,11 +309,10 @@ impl<'a> Future for Acquire<'a> {
         let limit = self.limit;
         let mut state = limit.lock();
         match self.id {
-            None if state.in_use < limit.max && state.queue.is_empty() => {
-                state.in_use += 1;
-                Poll::Ready(Permit { limit })
-            }
             None => {
+                if let Some(slot) = state.take_free(limit.max) {
+                    return Poll::Ready(Permit { limit, slot });
+                }
                 let id = state.enqueue(Wake::Task(cx.waker().clone()));
                 drop(state);
                 self.id = Some(id);
@@ -259,7 +322,7 @@ impl<'a> Future for Acquire<'a> {
                 if state.take_grant(id) {
                     drop(state);
                     self.id = None;
-                    return Poll::Ready(Permit { limit });
+                    return Poll::Ready(Permit { limit, slot: id });
                 }
                 if let Some(waiter) = state.queue.iter_mut().find(|w| w.id == id) {
                     waiter.wake = Wake::Task(cx.waker().clone());
@@ -314,6 +377,36 @@ mod tests {
         assert_eq!(peak.load(Ordering::SeqCst), 3);
         assert_eq!(limit.in_use(), 0);
         assert_eq!(limit.waiting(), 0);
+    }
+
+    #[test]
+    fn a_shared_slot_is_free_again_only_when_its_last_permit_drops() {
+        let limit = ConcurrencyLimit::new(1);
+        let waker = Waker::noop();
+        let mut cx = Context::from_waker(waker);
+        for holder_first in [true, false] {
+            let holder = limit.acquire_blocking();
+            let sharer = limit.share(holder.slot());
+            let mut waiting = Box::pin(limit.acquire());
+            assert!(waiting.as_mut().poll(&mut cx).is_pending());
+            let (first, last) = if holder_first {
+                (holder, sharer)
+            } else {
+                (sharer, holder)
+            };
+            drop(first);
+            assert!(
+                waiting.as_mut().poll(&mut cx).is_pending(),
+                "the slot is still held"
+            );
+            assert_eq!(limit.in_use(), 1);
+            drop(last);
+            let Poll::Ready(permit) = waiting.as_mut().poll(&mut cx) else {
+                panic!("the slot passed on with its last permit");
+            };
+            drop(permit);
+            assert_eq!((limit.in_use(), limit.waiting()), (0, 0));
+        }
     }
 
     #[test]

@@ -21,6 +21,7 @@ use crate::current::{self, Frame, HasFrame};
 use crate::outcome::Outcome;
 use crate::policy::Policy;
 use crate::read_outcome::JudgeValue;
+use crate::scoped::Scoped;
 use crate::spans;
 use crate::stats::Site;
 
@@ -159,8 +160,8 @@ impl<'p, B: Backoff, C: Clock + Copy> LazyCall<'p, B, C> {
     /// An async attempt that [`attempt()`](crate::attempt()) sees on every
     /// poll. It holds the attempt's future itself, pinned with it.
     #[inline]
-    pub fn scoped<F: Future>(&self, attempt: F) -> current::Scoped<'_, Self, F> {
-        current::Scoped::new(self, attempt)
+    pub fn scoped<F: Future>(&self, attempt: F) -> Scoped<&Self, F> {
+        Scoped::new(self, attempt)
     }
 
     /// Decides what follows an attempt that returned `outcome`, as
@@ -244,7 +245,7 @@ impl<'p, B: Backoff, C: Clock + Copy> LazyCall<'p, B, C> {
     #[cfg(feature = "tokio")]
     #[inline]
     pub fn next<F: Future>(&mut self, attempt: F) -> super::Next<'_, 'p, B, C, F> {
-        super::Next::new(self, attempt)
+        Scoped::new(self, attempt)
     }
 
     /// Without the `tokio` feature an async function needs `sleep = ...`:

@@ -15,9 +15,10 @@ use super::instead::Instead;
 use super::{Call, NEVER_RAN, NO_RETRY};
 use crate::backoff::Backoff;
 use crate::clock::Clock;
-use crate::current::{self, InSpan, Limited, Scoped};
+use crate::current::{self, InSpan, Limited};
 use crate::limit::{ConcurrencyLimit, Permit};
 use crate::policy::Policy;
+use crate::scoped::Scoped;
 
 impl<B: Backoff, C: Clock, S: Slot> Call<'_, B, C, S> {
     /// Runs a sync attempt where [`attempt()`](crate::attempt()) sees it,
@@ -34,11 +35,10 @@ impl<B: Backoff, C: Clock, S: Slot> Call<'_, B, C, S> {
         debug_assert!(core::ptr::eq(policy, self.policy), "the call's own policy");
         // Nested in an attempt that holds the same limit, the call runs
         // under that permit: waiting for a second one could deadlock.
-        let _permit = match policy.limit {
-            Some(limit) if !current::holds(limit) => Some(limit.acquire_blocking()),
-            _ => None,
-        };
-        self.run_in_frame(policy.limit, attempt)
+        let permit = policy
+            .limit
+            .map(|limit| current::permit_of(limit, || limit.acquire_blocking()));
+        self.run_in_frame(permit.as_ref(), attempt)
     }
 
     /// [`scope`](Self::scope) for a call with a deadline, whose wait for a
@@ -56,29 +56,31 @@ impl<B: Backoff, C: Clock, S: Slot> Call<'_, B, C, S> {
         attempt: impl FnOnce() -> R,
     ) -> R {
         debug_assert!(core::ptr::eq(policy, self.policy), "the call's own policy");
-        let _permit = match policy.limit {
-            Some(limit) if !current::holds(limit) => match self.permit_or(limit, instead) {
-                Ok(permit) => Some(permit),
-                Err(outcome) => return outcome,
+        let permit = match policy.limit {
+            Some(limit) if current::held_slot(limit).is_none() => {
+                match self.permit_or(limit, instead) {
+                    Ok(permit) => Some(permit),
+                    Err(outcome) => return outcome,
+                }
+            }
+            Some(limit) => match self.overran(instead, || self.deadline_left()) {
+                Some(outcome) => return outcome,
+                None => Some(current::permit_of(limit, || limit.acquire_blocking())),
             },
-            _ => match self.overran(instead, || self.deadline_left()) {
+            None => match self.overran(instead, || self.deadline_left()) {
                 Some(outcome) => return outcome,
                 None => None,
             },
         };
-        self.run_in_frame(policy.limit, attempt)
+        self.run_in_frame(permit.as_ref(), attempt)
     }
 
     /// The sync attempt itself, once its permit (if any) is held: counted,
     /// in its span, where `reattempt::attempt()` sees it, and marked as
-    /// holding `limit` for the retried calls nested in it.
+    /// holding `permit` for the retried calls nested in it.
     #[inline(always)]
-    fn run_in_frame<T>(
-        &self,
-        limit: Option<&'static ConcurrencyLimit>,
-        attempt: impl FnOnce() -> T,
-    ) -> T {
-        current::holding(limit, || {
+    fn run_in_frame<T>(&self, permit: Option<&Permit<'_>>, attempt: impl FnOnce() -> T) -> T {
+        current::holding(permit, || {
             self.attempt_starts();
             let _span = InSpan::enter(self.attempt_span());
             self.frame.enter(attempt)
@@ -149,7 +151,7 @@ impl<B: Backoff, C: Clock, S: Slot> Call<'_, B, C, S> {
     /// poll, holding its future by value. It does not take a permit of the
     /// concurrency limit: wrap it in [`limited`](Self::limited) for that.
     #[inline]
-    pub fn scoped<'c, F: Future>(&'c self, attempt: F) -> Scoped<'c, Self, F> {
+    pub fn scoped<F: Future>(&self, attempt: F) -> Scoped<&Self, F> {
         Scoped::new(self, attempt)
     }
 

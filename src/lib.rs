@@ -1,5 +1,6 @@
 #![doc = include_str!("../README.md")]
 #![deny(missing_docs)]
+#![forbid(unsafe_code)]
 #![deny(unused_qualifications)]
 
 /// Retries the function's body on transient errors; see the

@@ -8,7 +8,6 @@
 
 use core::fmt;
 use core::future::Future;
-use core::mem::ManuallyDrop;
 use core::sync::atomic::{AtomicU8, Ordering};
 use core::time::Duration;
 
@@ -116,10 +115,6 @@ pub struct Call<'p, B, C: Clock, S = Boxed> {
     /// Whether a decision returned the outcome to the caller; a call
     /// dropped before that was cancelled.
     ended: bool,
-    /// Whether the next poll of a [`LazyCall`]'s attempt ([`Next`]) has
-    /// something to do first: a wait is set, or the call has spans.
-    #[cfg(feature = "tokio")]
-    before_next: bool,
     /// A retry was decided (its budget token taken) and its attempt has
     /// not started yet: [`NO_RETRY`], or the failure it follows
     /// ([`AFTER_TRANSIENT`], [`AFTER_RATE_LIMITED`]). It is counted when it
@@ -127,7 +122,7 @@ pub struct Call<'p, B, C: Clock, S = Boxed> {
     retry_pending: AtomicU8,
     /// The call's spans, when a subscriber is interested; dropped by
     /// `Drop` out of line, so that a call without them drops inline.
-    spans: ManuallyDrop<Option<Box<Spans>>>,
+    spans: Option<Box<Spans>>,
     /// Created at the first failure (or the first hook), so that a call that
     /// succeeds at once initialises none of it.
     failures: S,
@@ -149,8 +144,7 @@ impl<B, C: Clock, S> Call<'_, B, C, S> {
     #[cold]
     #[inline(never)]
     fn drop_spans(&mut self) {
-        // SAFETY: called once, from `drop`; the spans are never used after.
-        unsafe { ManuallyDrop::drop(&mut self.spans) }
+        self.spans = None;
     }
 
     /// The call was dropped before a decision returned its outcome.
@@ -366,10 +360,8 @@ impl<'p, B: Backoff, C: Clock, S: Slot> Call<'p, B, C, S> {
             started,
             timed_out: AtomicU8::new(RAN),
             ended: false,
-            #[cfg(feature = "tokio")]
-            before_next: spans.is_some(),
             retry_pending: AtomicU8::new(NO_RETRY),
-            spans: ManuallyDrop::new(spans),
+            spans,
             failures: S::default(),
         }
     }
@@ -486,7 +478,7 @@ impl<'p, B: Backoff, C: Clock, S: Slot> Call<'p, B, C, S> {
         }
         success_seen(policy, self.frame.site);
         self.ended = true;
-        if let Some(spans) = &mut *self.spans {
+        if let Some(spans) = &mut self.spans {
             spans.end();
             spans.ended(self.frame.number);
         }
@@ -555,7 +547,7 @@ impl<'p, B: Backoff, C: Clock, S: Slot> Call<'p, B, C, S> {
     /// Opens the span of the attempt about to run, when the call has spans.
     #[inline]
     pub fn begin_attempt(&mut self) {
-        if let Some(spans) = &mut *self.spans {
+        if let Some(spans) = &mut self.spans {
             let http = self
                 .failures
                 .peek()

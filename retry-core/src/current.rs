@@ -2,12 +2,12 @@
 //! the call's id to a body that wants them (for an idempotency key or an
 //! attempt-count header).
 
-use core::cell::Cell;
+use core::cell::{Cell, RefCell};
 use core::fmt;
 use core::future::Future;
 use core::hash::BuildHasher as _;
 use core::marker::PhantomData;
-use core::mem::{self, ManuallyDrop};
+use core::mem;
 use core::num::NonZeroU32;
 use core::pin::Pin;
 use core::ptr;
@@ -152,8 +152,7 @@ impl fmt::Debug for CallId {
 /// The call id is drawn the first time it is asked for, so calls that never
 /// ask pay nothing for it.
 pub fn attempt() -> Option<Attempt> {
-    let frame = current()?;
-    Some(Attempt {
+    with_current(|frame| Attempt {
         number: frame.number,
         max: frame.max.map(NonZeroU32::get),
         call_id: CallId(frame.call_id.get_or_draw()),
@@ -164,21 +163,20 @@ thread_local! {
     static CURRENT: Cell<*const Frame> = const { Cell::new(ptr::null()) };
 }
 
-/// The frame of the attempt running on this thread, if any. Inline: every
-/// retry asks ([`outer`]), from code made in the user's crate, where a call
-/// cost each retry 6 instructions.
+/// `f` of the frame of the attempt running on this thread, if any. Inline:
+/// every retry asks ([`outer`]), from code made in the user's crate.
 #[inline]
-fn current() -> Option<&'static Frame> {
+fn with_current<T>(f: impl FnOnce(&Frame) -> T) -> Option<T> {
     let frame = CURRENT.get();
     // SAFETY: `CURRENT` is non-null only while the `Entered` guard of
     // `Frame::entered` lives, which borrows the frame it points to and
     // restores the previous value when it drops, unwinding included (this
     // crate never forgets one), or between `Frame::enter_first` and
     // `FirstEntered::leave`, whose guard also borrows the frame and restores
-    // the value if it drops first (it is forgotten only after `leave`); the
-    // reference given out here does not outlive the caller's use within
-    // that time (it is never stored).
-    unsafe { frame.as_ref() }
+    // the value if it drops first (`leave` restores it before it forgets
+    // the guard). `f` is called here, in that time, with a reference it
+    // cannot keep (its lifetime is any the caller's closure accepts).
+    unsafe { frame.as_ref() }.map(f)
 }
 
 /// What [`attempt()`] reads while an attempt runs, kept by the call (or,
@@ -197,20 +195,11 @@ pub struct Frame {
 }
 
 thread_local! {
-    /// The limits held by the attempts running on this thread, innermost
-    /// first: a list linked through nodes on the stack of the code that
-    /// holds their permits while an attempt runs (`holding`, for
-    /// `Call::scope`, and `Limited::poll`).
-    static HELD: Cell<*const Held> = const { Cell::new(ptr::null()) };
-}
-
-/// A limit whose permit an attempt running on this thread holds.
-struct Held {
-    limit: *const ConcurrencyLimit,
-    /// The slot of the limit that the permit holds.
-    slot: u64,
-    /// The node that was first before this one; set as it is pushed.
-    outer: Cell<*const Held>,
+    /// The slots held by the attempts running on this thread, innermost
+    /// last, each as the address of its limit and the slot: pushed while
+    /// an attempt that holds a permit runs (`holding`, for `Call::scope`,
+    /// and `Limited::poll`), and popped by its guard.
+    static HELD: RefCell<Vec<(usize, u64)>> = const { RefCell::new(Vec::new()) };
 }
 
 #[cfg(feature = "reqwest")]
@@ -228,9 +217,9 @@ thread_local! {
 /// outside a retried call, nothing.
 #[cfg(feature = "reqwest")]
 pub(crate) fn keep_pushback(class: Classification) {
-    if let Some(frame) = current() {
+    with_current(|frame| {
         PUSHBACK.set(Some((frame.call_id.get_or_draw(), frame.number, class)));
-    }
+    });
 }
 
 /// The classification kept by attempt `number` of the call whose id is in
@@ -257,18 +246,13 @@ pub(crate) fn take_pushback(
 /// slot instead of waiting for a second one, which it could never get if
 /// the limit were full of such outer calls.
 pub(crate) fn held_slot(limit: &ConcurrencyLimit) -> Option<u64> {
-    let mut node = HELD.get();
-    // SAFETY: `HELD` and every `outer` link point only to nodes that live
-    // on the stack of code still running on this thread: each is removed
-    // by its `Pushed` guard, which borrows it and which this module drops,
-    // unwinding included, in the order the nodes were pushed.
-    while let Some(held) = unsafe { node.as_ref() } {
-        if ptr::eq(held.limit, limit) {
-            return Some(held.slot);
-        }
-        node = held.outer.get();
-    }
-    None
+    let address = ptr::from_ref(limit).addr();
+    HELD.with_borrow(|held| {
+        held.iter()
+            .rev()
+            .find(|(limit, _)| *limit == address)
+            .map(|(_, slot)| *slot)
+    })
 }
 
 /// A permit of `limit`: a share of the slot an attempt this one is nested
@@ -355,25 +339,44 @@ pub(crate) struct FirstEntered<'a> {
 
 impl FirstEntered<'_> {
     /// The attempt returned: the frame that was current before is current
-    /// again, while the guard still counts an unwinding judgement.
+    /// again, and what is left counts the call as cancelled should its
+    /// judgement unwind, until it is [judged](Left::judged).
     #[inline]
-    pub(crate) fn leave(&self) {
+    pub(crate) fn leave(self) -> Left {
         CURRENT.set(self.outer);
+        let left = Left { site: self.site };
+        // Its work is done: dropping it would count the call.
+        mem::forget(self);
+        left
     }
+}
 
-    /// The call goes on without unwinding: nothing is counted. Only after
-    /// [`leave`](Self::leave), which put the frame back.
+/// A first attempt that [left](FirstEntered::leave) its frame, and whose
+/// outcome is being judged: dropped, which only unwinding does, it counts
+/// the call as cancelled.
+#[must_use = "dropped, the guard counts the call as cancelled"]
+pub(crate) struct Left {
+    site: &'static Site,
+}
+
+impl Left {
+    /// The call goes on without unwinding: nothing is counted.
     #[inline]
     pub(crate) fn judged(self) {
         mem::forget(self);
     }
 }
 
+impl Drop for Left {
+    #[cold]
+    fn drop(&mut self) {
+        self.site.cancelled();
+    }
+}
+
 impl Drop for FirstEntered<'_> {
     #[cold]
     fn drop(&mut self) {
-        // Already put back if the judgement unwound; setting it again sets
-        // the same value.
         CURRENT.set(self.outer);
         self.site.cancelled();
     }
@@ -397,54 +400,40 @@ impl Drop for Entered<'_> {
 /// the code that holds it while an attempt runs.
 #[inline]
 pub(crate) fn holding<T>(permit: Option<&Permit<'_>>, f: impl FnOnce() -> T) -> T {
-    let held = permit.map(Held::new);
-    let _pushed = held.as_ref().map(Held::push);
+    let _pushed = permit.map(Pushed::new);
     f()
 }
 
-impl Held {
-    /// The node of `permit`, to [`push`](Self::push) while it is held.
-    #[inline]
-    fn new(permit: &Permit<'_>) -> Held {
-        Held {
-            limit: ptr::from_ref(permit.limit()),
-            slot: permit.slot(),
-            outer: Cell::new(ptr::null()),
-        }
-    }
+/// A permit on the thread's list of held limits, until the guard drops,
+/// unwinding included. Guards drop in the order they were made (each lives
+/// in the scope of one attempt's poll or run), so each pops its own entry.
+struct Pushed;
 
-    /// Puts this node first on the thread's list of held limits until the
-    /// guard drops, unwinding included. Private, so that each node is
-    /// pushed once and each guard dropped, in order: `holds` relies on it.
-    #[inline]
-    fn push(&self) -> Pushed<'_> {
-        self.outer.set(HELD.replace(ptr::from_ref(self)));
-        Pushed(self)
+impl Pushed {
+    fn new(permit: &Permit<'_>) -> Pushed {
+        let entry = (ptr::from_ref(permit.limit()).addr(), permit.slot());
+        HELD.with_borrow_mut(|held| held.push(entry));
+        Pushed
     }
 }
 
-/// A [`Held`] node on the thread's list; dropped, it puts back the node
-/// that was first before.
-struct Pushed<'a>(&'a Held);
-
-impl Drop for Pushed<'_> {
-    #[inline]
+impl Drop for Pushed {
     fn drop(&mut self) {
-        HELD.set(self.0.outer.get());
+        HELD.with_borrow_mut(Vec::pop);
     }
 }
 
 /// An attempt's span entered while the attempt runs, by functions out of
 /// line: what entering and leaving a span takes is not made again for
 /// each function.
-pub(crate) struct InSpan<'a>(Option<ManuallyDrop<tracing::span::Entered<'a>>>);
+pub(crate) struct InSpan<'a>(Option<tracing::span::Entered<'a>>);
 
 impl<'a> InSpan<'a> {
     #[inline]
     pub(crate) fn enter(span: Option<&'a tracing::Span>) -> InSpan<'a> {
         #[inline(never)]
-        fn enter(span: &tracing::Span) -> ManuallyDrop<tracing::span::Entered<'_>> {
-            ManuallyDrop::new(span.enter())
+        fn enter(span: &tracing::Span) -> tracing::span::Entered<'_> {
+            span.enter()
         }
 
         InSpan(span.map(enter))
@@ -455,13 +444,12 @@ impl Drop for InSpan<'_> {
     #[inline]
     fn drop(&mut self) {
         #[inline(never)]
-        fn exit(entered: &mut ManuallyDrop<tracing::span::Entered<'_>>) {
-            // SAFETY: called once, from `drop`; the guard is never used after.
-            unsafe { ManuallyDrop::drop(entered) }
+        fn exit(entered: &mut Option<tracing::span::Entered<'_>>) {
+            *entered = None;
         }
 
-        if let Some(entered) = &mut self.0 {
-            exit(entered);
+        if self.0.is_some() {
+            exit(&mut self.0);
         }
     }
 }
@@ -471,7 +459,7 @@ impl Drop for InSpan<'_> {
 /// retry asks, and the answer is one read of the thread-local.
 #[inline]
 pub(crate) fn outer() -> Option<&'static str> {
-    current().map(|frame| frame.site.name())
+    with_current(|frame| frame.site.name())
 }
 
 /// A call's id, drawn the first time the body asks for it and the same on
@@ -620,11 +608,10 @@ impl<F: Future> Future for Limited<'_, F> {
         }
         // The attempt is polled in one place only: each would be a copy of
         // its code.
-        let held = match &*gate {
-            Gate::Holding(permit) => Some(Held::new(permit)),
+        let _pushed = match &*gate {
+            Gate::Holding(permit) => Some(Pushed::new(permit)),
             Gate::Open | Gate::Waiting(_) => None,
         };
-        let _pushed = held.as_ref().map(Held::push);
         let poll = future.as_mut().poll(cx);
         if poll.is_ready() {
             // The attempt is over (an async body's locals are dropped as it
@@ -705,9 +692,9 @@ mod tests {
             // Returned and judged: back to the outer frame, nothing counted.
             let entered = first.enter_first();
             assert_eq!(outer_sees(), Some((1, Some(5))));
-            entered.leave();
+            let left = entered.leave();
             assert_eq!(outer_sees(), Some((2, None)));
-            entered.judged();
+            left.judged();
             assert_eq!(FIRST.snapshot().cancelled, 0);
 
             // The attempt unwinds.
@@ -721,8 +708,7 @@ mod tests {
 
             // Its judgement unwinds, after the attempt left the frame.
             let unwound = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                let entered = first.enter_first();
-                entered.leave();
+                let _left = first.enter_first().leave();
                 panic!("the judgement panicked");
             }));
             assert!(unwound.is_err());
@@ -737,20 +723,19 @@ mod tests {
     fn a_pushed_limit_is_held_until_its_guard_drops_unwinding_included() {
         static A: ConcurrencyLimit = ConcurrencyLimit::new(1);
         static B: ConcurrencyLimit = ConcurrencyLimit::new(1);
-        let (a_permit, b_permit) = (A.acquire_blocking(), B.acquire_blocking());
-        let (a, b) = (Held::new(&a_permit), Held::new(&b_permit));
+        let (a, b) = (A.acquire_blocking(), B.acquire_blocking());
         let holds = |limit| held_slot(limit).is_some();
         assert!(!holds(&A));
         {
-            let _a = a.push();
+            let _a = Pushed::new(&a);
             {
-                let _b = b.push();
+                let _b = Pushed::new(&b);
                 assert!(holds(&A) && holds(&B));
-                assert_eq!(held_slot(&A), Some(a_permit.slot()));
+                assert_eq!(held_slot(&A), Some(a.slot()));
             }
             assert!(holds(&A) && !holds(&B));
             let unwound = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                let _b = b.push();
+                let _b = Pushed::new(&b);
                 panic!("attempt panicked");
             }));
             assert!(unwound.is_err());

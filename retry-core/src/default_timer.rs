@@ -12,36 +12,46 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::thread_timer::ThreadTimer;
 
-/// tokio's timer, or the fallback of one polled outside a runtime, made
-/// at its first poll.
-#[derive(Debug)]
-#[must_use = "a timer does nothing unless polled"]
-pub enum DefaultTimer {
-    /// Not polled yet: which timer it is depends on where it is polled.
-    /// An attempt that ends at its first poll never polls the timer that
-    /// cuts it, so it costs a reading of the clock, and no timer is made.
-    At(tokio::time::Instant),
-    /// Polled inside a tokio runtime.
-    Tokio(tokio::time::Sleep),
-    /// Polled outside any.
-    Thread(ThreadTimer),
+pin_project_lite::pin_project! {
+    /// tokio's timer, or the fallback of one polled outside a runtime, made
+    /// at its first poll.
+    #[derive(Debug)]
+    #[must_use = "a timer does nothing unless polled"]
+    #[project = Made]
+    pub enum DefaultTimer {
+        /// Not polled yet: which timer it is depends on where it is
+        /// polled. An attempt that ends at its first poll never polls the
+        /// timer that cuts it, so it costs a reading of the clock, and no
+        /// timer is made.
+        At { deadline: tokio::time::Instant },
+        /// Polled inside a tokio runtime.
+        Tokio { #[pin] sleep: tokio::time::Sleep },
+        /// Polled outside any.
+        Thread { timer: ThreadTimer },
+    }
 }
 
 impl DefaultTimer {
     /// A timer that ends `limit` from now, as `tokio::time::sleep` does,
     /// made at its first poll.
     pub(crate) fn after(limit: Duration) -> DefaultTimer {
-        DefaultTimer::At(deadline_after(limit))
+        DefaultTimer::At {
+            deadline: deadline_after(limit),
+        }
     }
 
     /// The timer for `deadline`, made now, to be polled where this thread
     /// is now: for a wait, polled as soon as it is set.
     pub(crate) fn made(deadline: tokio::time::Instant) -> DefaultTimer {
         if tokio::runtime::Handle::try_current().is_ok() {
-            DefaultTimer::Tokio(tokio::time::sleep_until(deadline))
+            DefaultTimer::Tokio {
+                sleep: tokio::time::sleep_until(deadline),
+            }
         } else {
             outside_a_runtime();
-            DefaultTimer::Thread(ThreadTimer::until(deadline.into_std()))
+            DefaultTimer::Thread {
+                timer: ThreadTimer::until(deadline.into_std()),
+            }
         }
     }
 
@@ -51,19 +61,17 @@ impl DefaultTimer {
     #[cold]
     #[inline(never)]
     fn make(mut self: Pin<&mut Self>) {
-        if let DefaultTimer::At(deadline) = *self {
+        if let DefaultTimer::At { deadline } = *self {
             self.set(DefaultTimer::made(deadline));
         }
     }
 
     /// Ends the timer at `deadline` instead.
     pub(crate) fn reset(self: Pin<&mut Self>, deadline: tokio::time::Instant) {
-        // SAFETY: no variant is moved out of its place; only the one that
-        // is not `Unpin` is pinned again, where it is.
-        match unsafe { self.get_unchecked_mut() } {
-            DefaultTimer::At(at) => *at = deadline,
-            DefaultTimer::Tokio(sleep) => unsafe { Pin::new_unchecked(sleep) }.reset(deadline),
-            DefaultTimer::Thread(timer) => timer.reset(deadline.into_std()),
+        match self.project() {
+            Made::At { deadline: at } => *at = deadline,
+            Made::Tokio { sleep } => sleep.reset(deadline),
+            Made::Thread { timer } => timer.reset(deadline.into_std()),
         }
     }
 }
@@ -73,11 +81,10 @@ impl Future for DefaultTimer {
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
         loop {
-            // SAFETY: as in `reset`.
-            match unsafe { self.as_mut().get_unchecked_mut() } {
-                DefaultTimer::At(_) => self.as_mut().make(),
-                DefaultTimer::Tokio(sleep) => return unsafe { Pin::new_unchecked(sleep) }.poll(cx),
-                DefaultTimer::Thread(timer) => return timer.poll(cx),
+            match self.as_mut().project() {
+                Made::At { .. } => self.as_mut().make(),
+                Made::Tokio { sleep } => return sleep.poll(cx),
+                Made::Thread { timer } => return timer.poll(cx),
             }
         }
     }
@@ -125,11 +132,11 @@ mod tests {
         let later = tokio::time::Instant::now() + Duration::from_secs(3600);
         let mut outside = Box::pin(DefaultTimer::after(Duration::from_secs(3600)));
         assert!(
-            matches!(*outside, DefaultTimer::At(_)),
+            matches!(*outside, DefaultTimer::At { .. }),
             "not made before a poll"
         );
         assert!(outside.as_mut().poll(&mut cx).is_pending());
-        assert!(matches!(*outside, DefaultTimer::Thread(_)));
+        assert!(matches!(*outside, DefaultTimer::Thread { .. }));
         // Reset to now: it ends.
         outside.as_mut().reset(tokio::time::Instant::now());
         assert!(outside.as_mut().poll(&mut cx).is_ready());
@@ -138,12 +145,12 @@ mod tests {
             .enable_time()
             .build()
             .unwrap();
-        let mut inside = Box::pin(DefaultTimer::At(later));
+        let mut inside = Box::pin(DefaultTimer::At { deadline: later });
         inside.as_mut().reset(tokio::time::Instant::now());
         runtime.block_on(async {
-            assert!(matches!(*inside, DefaultTimer::At(_)));
+            assert!(matches!(*inside, DefaultTimer::At { .. }));
             inside.as_mut().await;
-            assert!(matches!(*inside, DefaultTimer::Tokio(_)));
+            assert!(matches!(*inside, DefaultTimer::Tokio { .. }));
         });
     }
 }

@@ -13,6 +13,7 @@
 //!   sees, and instant waits for tests.
 
 #![deny(missing_docs)]
+#![deny(unsafe_op_in_unsafe_fn, clippy::undocumented_unsafe_blocks)]
 #![deny(unused_qualifications)]
 
 mod attempt;

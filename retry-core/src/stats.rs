@@ -13,10 +13,9 @@
 //! count is an atomic add, exact under any contention.
 
 use core::mem;
-use core::ptr;
-use core::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicU64, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use core::time::Duration;
-use std::sync::{Mutex, PoisonError};
+use std::sync::{Mutex, OnceLock, PoisonError};
 
 use crate::class::{Class, Classification, Code};
 use crate::clock::saturating_nanos;
@@ -158,19 +157,13 @@ pub fn get(function: &str) -> Option<Stats> {
     }))
 }
 
-/// The sites called so far, as a list linked through the sites themselves,
-/// so that registering one allocates nothing.
-static REGISTRY: AtomicPtr<Site> = AtomicPtr::new(ptr::null_mut());
+/// The last site called so far, first of a list linked through the sites
+/// themselves, so that registering one allocates nothing.
+static REGISTRY: Mutex<Option<&'static Site>> = Mutex::new(None);
 
 fn sites() -> impl Iterator<Item = &'static Site> {
-    let mut next = REGISTRY.load(Ordering::Acquire);
-    core::iter::from_fn(move || {
-        // SAFETY: only `&'static Site`s are ever stored in the list, and
-        // never removed.
-        let site = unsafe { next.as_ref() }?;
-        next = site.next.load(Ordering::Acquire);
-        Some(site)
-    })
+    let head = *REGISTRY.lock().unwrap_or_else(PoisonError::into_inner);
+    core::iter::successors(head, |site| site.next.get().copied())
 }
 
 /// What one retried function keeps between calls: its statistics, its
@@ -184,7 +177,9 @@ pub struct Site {
     /// function's name, which methods of two types in one module share.
     given: bool,
     registered: AtomicBool,
-    next: AtomicPtr<Site>,
+    /// The site registered before this one, if any: set once, as this
+    /// one registers.
+    next: OnceLock<&'static Site>,
     first_try: AtomicU64,
     after_retries: AtomicU64,
     gave_up: [AtomicU64; GiveUp::ALL.len()],
@@ -255,7 +250,7 @@ impl Site {
         name: "",
         given: false,
         registered: AtomicBool::new(false),
-        next: AtomicPtr::new(ptr::null_mut()),
+        next: OnceLock::new(),
         first_try: AtomicU64::new(0),
         after_retries: AtomicU64::new(0),
         gave_up: [const { AtomicU64::new(0) }; GiveUp::ALL.len()],
@@ -346,28 +341,23 @@ impl Site {
         if self.registered.swap(true, Ordering::AcqRel) {
             return;
         }
-        let this = ptr::from_ref(self).cast_mut();
-        let mut head = REGISTRY.load(Ordering::Acquire);
-        loop {
-            self.next.store(head, Ordering::Release);
-            match REGISTRY.compare_exchange(head, this, Ordering::AcqRel, Ordering::Acquire) {
-                Ok(_) => break,
-                Err(current) => head = current,
+        let earlier = {
+            let mut head = REGISTRY.lock().unwrap_or_else(PoisonError::into_inner);
+            let earlier = head.replace(self);
+            if let Some(earlier) = earlier {
+                let _ = self.next.set(earlier);
             }
-        }
+            earlier
+        };
         if self.given {
             return;
         }
         // Of two sites named alike by default, the later to register finds
         // the earlier behind it, and says so once.
-        let mut earlier = head;
-        // SAFETY: as in `sites`, the list holds only `&'static Site`s.
-        while let Some(site) = unsafe { earlier.as_ref() } {
-            if !site.given && site.name == self.name {
-                named_alike(self.name);
-                return;
-            }
-            earlier = site.next.load(Ordering::Acquire);
+        let named_alike_earlier = core::iter::successors(earlier, |site| site.next.get().copied())
+            .any(|site| !site.given && site.name == self.name);
+        if named_alike_earlier {
+            named_alike(self.name);
         }
     }
 

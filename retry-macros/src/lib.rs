@@ -2,6 +2,7 @@
 //! crate, which documents it; this crate's paths are not public API.
 
 #![deny(missing_docs)]
+#![forbid(unsafe_code)]
 
 /// `quote!` with mixed-site hygiene: the expansion's locals (`__retry_*`)
 /// can neither see nor shadow the user's names, while paths still resolve

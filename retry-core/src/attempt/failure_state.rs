@@ -2,7 +2,6 @@
 //! that succeeds at once makes none of it.
 
 use core::cell::Cell;
-use core::mem::ManuallyDrop;
 #[cfg(feature = "tokio")]
 use core::pin::Pin;
 use core::time::Duration;
@@ -25,7 +24,7 @@ pub trait Slot: Default {
 /// The failure state in the call itself: for sync functions, whose call
 /// lives on the stack.
 #[derive(Debug, Default)]
-pub struct Inline(ManuallyDrop<Option<FailureState>>);
+pub struct Inline(Option<FailureState>);
 
 impl Slot for Inline {
     #[inline]
@@ -39,23 +38,10 @@ impl Slot for Inline {
     }
 }
 
-impl Drop for Inline {
-    /// Drops the state out of line only when there is one: the drop glue of
-    /// a `FailureState` is too large to inline, and a call on the success
-    /// path of every sync function would cost more than the rest of it.
-    #[inline]
-    fn drop(&mut self) {
-        if self.0.is_some() {
-            drop_state(&mut self.0);
-        }
-    }
-}
-
 /// The failure state made with the call: for the rest of a sync call
-/// whose first attempt failed, which needs it at once. Made in place, and
-/// dropped out of line only when it holds memory.
+/// whose first attempt failed, which needs it at once. Made in place.
 #[derive(Debug, Default)]
-pub(crate) struct Made(ManuallyDrop<FailureState>);
+pub(crate) struct Made(FailureState);
 
 impl Slot for Made {
     #[inline]
@@ -67,29 +53,6 @@ impl Slot for Made {
     fn peek(&self) -> Option<&FailureState> {
         Some(&self.0)
     }
-}
-
-impl Drop for Made {
-    #[inline]
-    fn drop(&mut self) {
-        if self.0.holds_memory() {
-            drop_state(&mut self.0);
-        }
-    }
-}
-
-/// Drops a failure state out of line, for the `Drop` of a slot that keeps
-/// it, which calls this only when there is something to free. Never
-/// inlined: no instruction count of a call moves either way, but inlining
-/// the drop glue into each function's code costs about 0.1 million rustc
-/// instructions per function in a release build
-/// (`INSTRUCTIONS=1 scripts/compile-cost.sh`).
-#[cold]
-#[inline(never)]
-fn drop_state<T>(state: &mut ManuallyDrop<T>) {
-    // SAFETY: called once, from the slot's `drop`; the state is never used
-    // after.
-    unsafe { ManuallyDrop::drop(state) }
 }
 
 /// The failure state boxed at the first failure: for async functions, whose
@@ -200,48 +163,9 @@ pub(super) struct Timer {
     pub(super) waiting: bool,
 }
 
-impl FailureState {
-    /// Whether dropping it frees anything: a history or a timer.
-    #[inline]
-    fn holds_memory(&self) -> bool {
-        // Every field named, so that a new one is weighed here; the test
-        // below keeps the others free of drop glue.
-        let FailureState {
-            skipped: _,
-            rng: _,
-            last_class: _,
-            last_delay: _,
-            gave_up: _,
-            history,
-            #[cfg(feature = "tokio")]
-            timer,
-        } = self;
-        #[cfg(feature = "tokio")]
-        if timer.sleep.is_some() {
-            return true;
-        }
-        history.capacity() != 0
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn only_the_history_and_the_timer_need_dropping() {
-        use core::mem::needs_drop;
-        assert!(!needs_drop::<Duration>());
-        assert!(!needs_drop::<Option<Rng>>());
-        assert!(!needs_drop::<Option<Classification>>());
-        assert!(!needs_drop::<Option<Duration>>());
-        assert!(!needs_drop::<Option<GiveUp>>());
-
-        let mut made = Made::default();
-        assert!(!made.0.holds_memory());
-        made.state().history.reserve(1);
-        assert!(made.0.holds_memory());
-    }
 
     /// What a call left in its failure state is gone when the next call
     /// takes it from the spare: all of it but the history's buffer.

@@ -94,9 +94,9 @@ where
         let frame = Frame::first(site, policy.max_attempts);
         let entered = frame.enter_first();
         let outcome = attempt();
-        entered.leave();
+        let left = entered.leave();
         let succeeded = succeeded(&outcome, &judge_value);
-        entered.judged();
+        left.judged();
         if succeeded {
             first_succeeded(policy, site, started, &SystemClock);
             return outcome;

@@ -65,7 +65,8 @@ use crate::stats::Site;
 #[derive(Debug)]
 pub struct LazyCall<'p, B, C: Clock> {
     /// Dropped by `Drop`: a built call out of line, so that the drop of a
-    /// call that ended on its first attempt is inline and small.
+    /// call that ended on its first attempt is inline and small (the drop
+    /// glue of a built call, inline, costs every first-try success).
     pub(super) state: ManuallyDrop<State<'p, B, C>>,
 }
 
@@ -99,18 +100,17 @@ impl<B, C: Clock> Drop for LazyCall<'_, B, C> {
                     cancelled(first.frame.site);
                 }
             }
-            State::Built(_) => self.drop_built(),
+            State::Built(_) => drop_built(&mut self.state),
         }
     }
 }
 
-impl<B, C: Clock> LazyCall<'_, B, C> {
-    #[cold]
-    #[inline(never)]
-    fn drop_built(&mut self) {
-        // SAFETY: called once, from `drop`; the state is never used after.
-        unsafe { ManuallyDrop::drop(&mut self.state) }
-    }
+#[cold]
+#[inline(never)]
+fn drop_built<T>(state: &mut ManuallyDrop<T>) {
+    // SAFETY: called once, from the call's `drop`; the state is never used
+    // after.
+    unsafe { ManuallyDrop::drop(state) }
 }
 
 /// A call dropped during its first attempt.
@@ -223,15 +223,7 @@ impl<'p, B: Backoff, C: Clock + Copy> LazyCall<'p, B, C> {
                 first.started,
                 None,
             );
-            // Written over the first attempt's state without dropping it:
-            // it has nothing to drop, which the assertion holds at compile
-            // time, and an assignment would test which variant it drops, a
-            // branch to a call state's drop that made `build` save six
-            // registers.
-            const { assert!(!core::mem::needs_drop::<First<C>>()) };
-            // SAFETY: `self.state` is a valid `State::First`, whose value
-            // needs no drop; it is overwritten whole.
-            unsafe { core::ptr::write(&raw mut *self.state, State::Built(call)) };
+            *self.state = State::Built(call);
         }
         match &mut *self.state {
             State::Built(call) => call,

@@ -297,7 +297,6 @@ impl<B: Backoff, C: Clock, S: Slot> Call<'_, B, C, S> {
         debug_assert!(!delay.is_zero(), "a zero delay sets no wait");
         self.set_timer(delay);
         self.failures().timer.waiting = true;
-        self.before_next = true;
     }
 
     /// What comes before each poll of an attempt of a [`LazyCall`]'s
@@ -308,12 +307,6 @@ impl<B: Backoff, C: Clock, S: Slot> Call<'_, B, C, S> {
     #[cold]
     #[inline(never)]
     pub(super) fn before_attempt(&mut self, cx: &mut core::task::Context<'_>) -> Poll<()> {
-        // Told by one flag, before the wait's and the spans' paths save
-        // any register: an attempt after a retry of no delay, without
-        // spans, returns here.
-        if !self.before_next {
-            return Poll::Ready(());
-        }
         if self
             .failures
             .peek()
@@ -328,7 +321,6 @@ impl<B: Backoff, C: Clock, S: Slot> Call<'_, B, C, S> {
             timer.waiting = false;
         }
         // Spans are opened before every attempt; a wait, once.
-        self.before_next = self.spans.is_some();
         if self.spans.as_deref().is_some_and(|spans| !spans.is_open()) {
             self.begin_attempt();
         }

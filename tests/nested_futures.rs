@@ -161,10 +161,10 @@ fn current_id() -> u128 {
         .as_u128()
 }
 
-/// Fails its first attempt when `fail_first` is set, so that the guard of
-/// its second is dropped; waits for `go` in every attempt.
-#[retry(max = 2, backoff = none)]
-async fn holds_guard(seen: Arc<Seen>, fail_first: bool, go: Arc<AtomicBool>) -> io::Result<u128> {
+/// The body of `holds_guard`: fails its first attempt when `fail_first`
+/// is set, so that the guard of its second is dropped; waits for `go` in
+/// every attempt.
+async fn guarded(seen: &Arc<Seen>, fail_first: bool, go: &Arc<AtomicBool>) -> io::Result<u128> {
     *seen.own.lock().unwrap() = Some(current_id());
     if fail_first && reattempt::attempt().unwrap().number() == 1 {
         return Err(io::ErrorKind::ConnectionReset.into());
@@ -173,6 +173,11 @@ async fn holds_guard(seen: Arc<Seen>, fail_first: bool, go: Arc<AtomicBool>) -> 
     seen.guarded.store(true, Ordering::SeqCst);
     Until(go.clone()).await;
     Ok(0)
+}
+
+#[retry(max = 2, backoff = none)]
+async fn holds_guard(seen: Arc<Seen>, fail_first: bool, go: Arc<AtomicBool>) -> io::Result<u128> {
+    guarded(&seen, fail_first, &go).await
 }
 
 static WIDE: ConcurrencyLimit = ConcurrencyLimit::new(64);
@@ -184,14 +189,7 @@ async fn holds_guard_limited(
     fail_first: bool,
     go: Arc<AtomicBool>,
 ) -> io::Result<u128> {
-    *seen.own.lock().unwrap() = Some(current_id());
-    if fail_first && reattempt::attempt().unwrap().number() == 1 {
-        return Err(io::ErrorKind::ConnectionReset.into());
-    }
-    let _guard = Guard(seen.clone());
-    seen.guarded.store(true, Ordering::SeqCst);
-    Until(go.clone()).await;
-    Ok(0)
+    guarded(&seen, fail_first, &go).await
 }
 
 #[retry(max = 2, backoff = none)]

@@ -622,25 +622,7 @@ async fn a_cut_attempt_is_dropped_before_its_permit_is_given_back() {
 // ---- threads and tasks sharing a limit, with their attempts cut ----
 
 static SHARED: ConcurrencyLimit = ConcurrencyLimit::new(3);
-static SHARED_RUNNING: AtomicUsize = AtomicUsize::new(0);
-static SHARED_PEAK: AtomicUsize = AtomicUsize::new(0);
-
-/// Counts an attempt as running from its start until it is dropped.
-struct Running;
-
-impl Running {
-    fn start() -> Running {
-        let now = SHARED_RUNNING.fetch_add(1, Ordering::SeqCst) + 1;
-        SHARED_PEAK.fetch_max(now, Ordering::SeqCst);
-        Running
-    }
-}
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        SHARED_RUNNING.fetch_sub(1, Ordering::SeqCst);
-    }
-}
+static SHARED_GAUGE: common::Gauge = common::Gauge::new();
 
 /// Milliseconds an attempt of call `seed` takes, 0 to 39, and whether it
 /// fails.
@@ -651,7 +633,7 @@ fn shape(seed: usize, attempt: u32) -> (u64, bool) {
 
 #[retry(max = 6, backoff = fixed(5ms), deadline = 150ms, limit = SHARED)]
 fn shared_by_threads(seed: usize) -> io::Result<()> {
-    let _running = Running::start();
+    let _running = SHARED_GAUGE.start();
     let (millis, fails) = shape(seed, reattempt::attempt().unwrap().number());
     std::thread::sleep(Duration::from_millis(millis));
     if fails {
@@ -662,7 +644,7 @@ fn shared_by_threads(seed: usize) -> io::Result<()> {
 
 #[retry(max = 6, backoff = fixed(5ms), deadline = 150ms, attempt_timeout = 30ms, limit = SHARED)]
 async fn shared_by_tasks(seed: usize) -> io::Result<()> {
-    let _running = Running::start();
+    let _running = SHARED_GAUGE.start();
     let (millis, fails) = shape(seed, reattempt::attempt().unwrap().number());
     tokio::time::sleep(Duration::from_millis(millis)).await;
     if fails {
@@ -710,9 +692,9 @@ fn threads_and_tasks_whose_attempts_are_cut_never_run_more_than_the_limit() {
         .expect("every task ends")
     });
     assert!(
-        SHARED_PEAK.load(Ordering::SeqCst) <= 3,
+        SHARED_GAUGE.peak() <= 3,
         "{} attempts ran at once",
-        SHARED_PEAK.load(Ordering::SeqCst)
+        SHARED_GAUGE.peak()
     );
     assert_eq!((SHARED.in_use(), SHARED.waiting()), (0, 0));
     for (function, calls) in [("shared_by_threads", 40), ("shared_by_tasks", 160)] {

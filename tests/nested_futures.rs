@@ -6,10 +6,12 @@
 //! Each future is polled by hand with a waker that does nothing, so that
 //! the order of polls and drops is the test's, not an executor's.
 
+mod common;
+
 use std::future::Future;
 use std::io;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll, Waker};
 
@@ -61,30 +63,12 @@ fn poll_once<T>(future: Pin<&mut (dyn Future<Output = T> + Send + '_)>) -> Poll<
 }
 
 static ONE: ConcurrencyLimit = ConcurrencyLimit::new(1);
-static RUNNING: AtomicUsize = AtomicUsize::new(0);
-static PEAK: AtomicUsize = AtomicUsize::new(0);
-
-/// Counts an attempt of `work` as running from its start until it ends or
-/// is dropped.
-struct Running;
-
-impl Running {
-    fn start() -> Running {
-        let now = RUNNING.fetch_add(1, Ordering::SeqCst) + 1;
-        PEAK.fetch_max(now, Ordering::SeqCst);
-        Running
-    }
-}
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        RUNNING.fetch_sub(1, Ordering::SeqCst);
-    }
-}
+/// The attempts of `work` running.
+static RUNNING: common::Gauge = common::Gauge::new();
 
 #[retry(max = 1, limit = ONE)]
 async fn work(go: Arc<AtomicBool>) -> io::Result<()> {
-    let _running = Running::start();
+    let _running = RUNNING.start();
     Until(go.clone()).await;
     Ok(())
 }
@@ -109,7 +93,7 @@ fn an_attempt_admitted_under_a_holders_permit_keeps_it_until_it_ends() {
         .unwrap()
         .take()
         .expect("the nested call was kept");
-    assert_eq!(RUNNING.load(Ordering::SeqCst), 1, "the nested attempt runs");
+    assert_eq!(RUNNING.running(), 1, "the nested attempt runs");
     assert_eq!(
         ONE.in_use(),
         1,
@@ -119,20 +103,12 @@ fn an_attempt_admitted_under_a_holders_permit_keeps_it_until_it_ends() {
     let second_go = Arc::new(AtomicBool::new(true));
     let mut second: Fut<()> = Box::pin(work(second_go));
     assert!(poll_once(second.as_mut()).is_pending(), "it waits its turn");
-    assert_eq!(
-        PEAK.load(Ordering::SeqCst),
-        1,
-        "a limit of one ran two attempts"
-    );
+    assert_eq!(RUNNING.peak(), 1, "a limit of one ran two attempts");
 
     first_go.store(true, Ordering::SeqCst);
     poll_to_end(first.as_mut()).unwrap();
     poll_to_end(second.as_mut()).unwrap();
-    assert_eq!(
-        PEAK.load(Ordering::SeqCst),
-        1,
-        "a limit of one ran two attempts"
-    );
+    assert_eq!(RUNNING.peak(), 1, "a limit of one ran two attempts");
     assert_eq!((ONE.in_use(), ONE.waiting()), (0, 0));
 }
 

@@ -255,18 +255,6 @@ pub(crate) fn held_slot(limit: &ConcurrencyLimit) -> Option<u64> {
     })
 }
 
-/// A permit of `limit`: a share of the slot an attempt this one is nested
-/// in holds, or else one of its own from `acquire`.
-pub(crate) fn permit_of<'l>(
-    limit: &'l ConcurrencyLimit,
-    acquire: impl FnOnce() -> Permit<'l>,
-) -> Permit<'l> {
-    match held_slot(limit) {
-        Some(slot) => limit.share(slot),
-        None => acquire(),
-    }
-}
-
 impl Frame {
     /// The frame of a call's first attempt.
     #[inline]

@@ -163,7 +163,12 @@ static REGISTRY: Mutex<Option<&'static Site>> = Mutex::new(None);
 
 fn sites() -> impl Iterator<Item = &'static Site> {
     let head = *REGISTRY.lock().unwrap_or_else(PoisonError::into_inner);
-    core::iter::successors(head, |site| site.next.get().copied())
+    from(head)
+}
+
+/// `site` and every site registered before it.
+fn from(site: Option<&'static Site>) -> impl Iterator<Item = &'static Site> {
+    core::iter::successors(site, |site| site.next.get().copied())
 }
 
 /// What one retried function keeps between calls: its statistics, its
@@ -354,8 +359,7 @@ impl Site {
         }
         // Of two sites named alike by default, the later to register finds
         // the earlier behind it, and says so once.
-        let named_alike_earlier = core::iter::successors(earlier, |site| site.next.get().copied())
-            .any(|site| !site.given && site.name == self.name);
+        let named_alike_earlier = from(earlier).any(|site| !site.given && site.name == self.name);
         if named_alike_earlier {
             named_alike(self.name);
         }

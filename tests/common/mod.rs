@@ -3,6 +3,7 @@
 /// Runs `f` with a JSON `tracing` subscriber (every level) on this thread,
 /// as an application would print its logs, and returns the events parsed
 /// and the raw text.
+#[allow(dead_code, reason = "for the tests that read the logs")]
 pub fn capture_logs(f: impl FnOnce()) -> (Vec<serde_json::Value>, String) {
     use std::io::{self, Write};
     use std::sync::{Arc, Mutex};
@@ -45,6 +46,7 @@ pub fn capture_logs(f: impl FnOnce()) -> (Vec<serde_json::Value>, String) {
 /// turn the callsite off for every thread, and this test's logs would miss
 /// its events. With two it asks each, and then each event asks its own
 /// thread's subscriber.
+#[allow(dead_code, reason = "for the tests that read the logs")]
 pub fn one_interest_per_thread() {
     static ANCHOR: std::sync::OnceLock<tracing::Dispatch> = std::sync::OnceLock::new();
     ANCHOR.get_or_init(|| tracing::Dispatch::new(tracing::subscriber::NoSubscriber::default()));
@@ -64,4 +66,51 @@ pub fn the_give_up_for_an_attempt_that_never_ran(
     assert_eq!(giving_up[0]["fields"]["reason"], "deadline");
     assert_eq!(giving_up[0]["fields"]["code"], "not_started");
     giving_up[0]
+}
+
+/// How many attempts run at once, and the most that ever did: a `static`
+/// that the bodies of a limit's tests count themselves in.
+#[allow(dead_code, reason = "for the tests of the limit")]
+pub struct Gauge {
+    running: std::sync::atomic::AtomicUsize,
+    peak: std::sync::atomic::AtomicUsize,
+}
+
+#[allow(dead_code, reason = "for the tests of the limit")]
+impl Gauge {
+    pub const fn new() -> Gauge {
+        Gauge {
+            running: std::sync::atomic::AtomicUsize::new(0),
+            peak: std::sync::atomic::AtomicUsize::new(0),
+        }
+    }
+
+    /// Counts an attempt as running until the guard drops (it ends, or is
+    /// dropped with its call).
+    pub fn start(&'static self) -> Running {
+        use std::sync::atomic::Ordering::SeqCst;
+        let now = self.running.fetch_add(1, SeqCst) + 1;
+        self.peak.fetch_max(now, SeqCst);
+        Running(self)
+    }
+
+    pub fn running(&self) -> usize {
+        self.running.load(std::sync::atomic::Ordering::SeqCst)
+    }
+
+    pub fn peak(&self) -> usize {
+        self.peak.load(std::sync::atomic::Ordering::SeqCst)
+    }
+}
+
+/// An attempt counted by a [`Gauge`] while it lives.
+#[allow(dead_code, reason = "for the tests of the limit")]
+pub struct Running(&'static Gauge);
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        self.0
+            .running
+            .fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+    }
 }

@@ -33,11 +33,12 @@ impl<B: Backoff, C: Clock, S: Slot> Call<'_, B, C, S> {
         // through this one, and that longer function cost each of its
         // retries 4 instructions (539 against 535).
         debug_assert!(core::ptr::eq(policy, self.policy), "the call's own policy");
-        // Nested in an attempt that holds the same limit, the call runs
-        // under that permit: waiting for a second one could deadlock.
-        let permit = policy
-            .limit
-            .map(|limit| current::permit_of(limit, || limit.acquire_blocking()));
+        // Nested in an attempt that holds the same limit, the call shares
+        // that slot: waiting for a second one could deadlock.
+        let permit = policy.limit.map(|limit| match current::held_slot(limit) {
+            Some(slot) => limit.share(slot),
+            None => limit.acquire_blocking(),
+        });
         self.run_in_frame(permit.as_ref(), attempt)
     }
 
@@ -56,20 +57,20 @@ impl<B: Backoff, C: Clock, S: Slot> Call<'_, B, C, S> {
         attempt: impl FnOnce() -> R,
     ) -> R {
         debug_assert!(core::ptr::eq(policy, self.policy), "the call's own policy");
-        let permit = match policy.limit {
-            Some(limit) if current::held_slot(limit).is_none() => {
-                match self.permit_or(limit, instead) {
-                    Ok(permit) => Some(permit),
-                    Err(outcome) => return outcome,
-                }
-            }
-            Some(limit) => match self.overran(instead, || self.deadline_left()) {
-                Some(outcome) => return outcome,
-                None => Some(current::permit_of(limit, || limit.acquire_blocking())),
+        // Nested in an attempt that holds the same limit, the call shares
+        // that slot, and waits for no permit the deadline could cut.
+        let (limit, shared) = match policy.limit {
+            Some(limit) => (Some(limit), current::held_slot(limit)),
+            None => (None, None),
+        };
+        let permit = match (limit, shared) {
+            (Some(limit), None) => match self.permit_or(limit, instead) {
+                Ok(permit) => Some(permit),
+                Err(outcome) => return outcome,
             },
-            None => match self.overran(instead, || self.deadline_left()) {
+            (limit, shared) => match self.overran(instead, || self.deadline_left()) {
                 Some(outcome) => return outcome,
-                None => None,
+                None => limit.zip(shared).map(|(limit, slot)| limit.share(slot)),
             },
         };
         self.run_in_frame(permit.as_ref(), attempt)

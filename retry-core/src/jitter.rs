@@ -99,11 +99,7 @@ impl Jitter {
 /// A uniform draw from `[0, span]`, to the nanosecond.
 fn uniform(span: Duration, rng: &mut Rng) -> Duration {
     match u64::try_from(span.as_nanos()) {
-        // Multiply-high keeps integer precision and cannot overflow.
-        Ok(nanos) => {
-            let draw = ((u128::from(nanos) + 1) * u128::from(rng.next_u64())) >> 64;
-            Duration::from_nanos(draw as u64)
-        }
+        Ok(nanos) => Duration::from_nanos(rng.up_to(nanos)),
         Err(_) => scale(span, rng.next_f64()),
     }
 }

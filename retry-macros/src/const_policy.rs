@@ -7,7 +7,7 @@
 use proc_macro2::{Ident, Literal, Span, TokenStream};
 use quote::quote_spanned;
 
-use crate::args::{Args, Backoff, Curve, Jitter, Max};
+use crate::args::{Args, Backoff, Curve, Idempotent, Jitter, Max};
 use crate::duration::Dur;
 
 /// The core's markers and defaults (`retry-core/src/const_policy.rs`).
@@ -56,7 +56,7 @@ pub fn named(args: &Args, private: &Ident) -> Option<TokenStream> {
     if args.nested_single == Some(true) {
         options |= NESTED_SINGLE;
     }
-    if args.not_idempotent == Some(true) {
+    if args.idempotent == Some(Idempotent::No) {
         options |= NOT_IDEMPOTENT;
     }
     // The values after the curve, with the defaults at the end left out.

@@ -8,7 +8,7 @@ use quote::quote_spanned;
 use syn::spanned::Spanned;
 use syn::{Ident, Type};
 
-use crate::args::{Args, Backoff, Curve, Custom, Hooks, Jitter, Max, On};
+use crate::args::{Args, Backoff, Curve, Custom, Hooks, Idempotent, Jitter, Max, On};
 use crate::const_policy;
 use crate::duration::Dur;
 use crate::spanned::private_call;
@@ -242,7 +242,7 @@ fn built_policy(
     if args.nested_single == Some(true) {
         policy.extend(code!(.nested(#private::Nested::Single)));
     }
-    if args.not_idempotent == Some(true) {
+    if args.idempotent == Some(Idempotent::No) {
         policy.extend(code!(.idempotent(false)));
     }
     let is_static = backoff_type.is_some() && is_const && dynamic.is_none();

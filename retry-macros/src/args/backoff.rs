@@ -104,6 +104,18 @@ impl Curve {
             Backoff::Expr(expr) => return Err(Custom::Expr(expr)),
         })
     }
+
+    /// Whether every delay of the curve is a literal, so that it can be
+    /// built in a constant.
+    pub fn is_literal(&self) -> bool {
+        let literal = |ds: &[&Dur]| ds.iter().all(|d| d.literal_value().is_some());
+        match self {
+            Curve::DefaultExp | Curve::None => true,
+            Curve::Exp { base, max, .. } | Curve::Fibonacci { base, max } => literal(&[base, max]),
+            Curve::Fixed(delay) => literal(&[delay]),
+            Curve::Linear { base, step, max } => literal(&[base, step, max]),
+        }
+    }
 }
 
 const BACKOFF_KINDS: &[&str] = &["exp", "fixed", "linear", "fibonacci", "none"];

@@ -1,0 +1,239 @@
+//! The loop around the attempts: run one, let the core judge it, call the
+//! hooks, then return or wait; and `SyncEarly`'s first attempt, which hands
+//! the rest of the call to the core.
+
+use proc_macro2::{Punct, Spacing, TokenStream};
+use quote::quote_spanned;
+use syn::Ident;
+use syn::spanned::Spanned;
+
+use super::Parts;
+use super::judge::Source;
+use crate::args::Args;
+use crate::shape::Shape;
+use crate::spanned::{call_at, own_sleep_awaited, private_call, private_path};
+
+impl Parts<'_> {
+    /// The loop: run an attempt, let the core judge it, call the hooks, then
+    /// return or wait.
+    pub(super) fn retry_loop(&self, args: &Args, attempt: TokenStream) -> TokenStream {
+        let Parts {
+            private,
+            outcome,
+            policy,
+            ..
+        } = self;
+        let fallible = self.fallible(args);
+        // `&` at the return type, as the outcome is: a token, where a
+        // stream of its own would be joined to the loop's.
+        let mut amp = Punct::new('&', Spacing::Alone);
+        amp.set_span(self.return_span);
+        let borrowed = code!(#amp #outcome);
+        if self.shape == Shape::AsyncNext {
+            // Nothing of the user's runs in this loop, nor `fields(..)`,
+            // and each attempt waits out its retry's delay itself.
+            let retries = Ident::new("retries", self.return_span);
+            let classify = &self.classify;
+            let describe = self.describe();
+            let judge_value = self.judge_value(args, Source::Outcome);
+            let retries = call_at(
+                self.classified_at,
+                &retries,
+                code!(#policy, #borrowed, #classify, #describe, #judge_value),
+            );
+            return code! {
+                loop {
+                    let #outcome = #attempt;
+                    #fallible
+                    if !#retries {
+                        return #outcome;
+                    }
+                }
+            };
+        }
+        let judge = self.judge(args);
+        let decide = Ident::new("decide", self.return_span);
+        let before = self.hook(&args.hooks.before, false);
+        let after = self.hook(&args.hooks.after, true);
+        let on_retry = self.hook(&args.hooks.on_retry, true);
+        let on_give_up = self.hook(&args.hooks.on_give_up, true);
+        let sleep = match (&args.sleep, self.shape.is_async()) {
+            (None, false) => code!(#private::thread_sleep(__retry_delay)),
+            (None, true) => code!(#private::wait(&mut __retry_call, __retry_delay).await),
+            (Some(_), false) => code!(__retry_sleep(__retry_delay)),
+            (Some(sleep), true) => own_sleep_awaited(sleep.span()),
+        };
+        // `breaker = classic(..)`: an open breaker refuses the call before
+        // its first attempt. Like `timed`, the refusal is spanned at the
+        // return type, which is what must be able to stand for it.
+        let refusal = args.breaker.as_ref().filter(|b| b.classic).map(|_| {
+            let (span, fields) = self.span_and_fields(args);
+            let refused = Ident::new("refused", self.return_span);
+            let ret = self.ret.as_ref().map(|ret| code!(::<#ret, _, _>));
+            code! {
+                if __retry_call.refuses() {
+                    let #outcome = __retry_call.#refused #ret(#span, #fields);
+                    #on_give_up
+                    return #outcome;
+                }
+            }
+        });
+        let decision = call_at(
+            self.classified_at,
+            &decide,
+            code!(#policy, #borrowed, #judge),
+        );
+        // Without hooks after the attempt, only a retry goes on.
+        let decided = if after.is_empty() && on_retry.is_empty() && on_give_up.is_empty() {
+            code! {
+                match #decision {
+                    #private::Decision::Retry(__retry_delay) => __retry_delay,
+                    _ => return #outcome,
+                }
+            }
+        } else {
+            code! {
+                let __retry_decision = #decision;
+                #after
+                match __retry_decision {
+                    #private::Decision::Return => return #outcome,
+                    #private::Decision::GiveUp(_) => {
+                        #on_give_up
+                        return #outcome;
+                    }
+                    #private::Decision::Retry(__retry_delay) => {
+                        #on_retry
+                        __retry_delay
+                    }
+                }
+            }
+        };
+        // The outcome goes out of scope before the wait, so that nothing
+        // of a failed attempt is held across it (nor kept in the future's
+        // state), except where it may stand for the next attempt.
+        let (last, decided) = match self.last_kept(args) {
+            Some(last) => (
+                last,
+                code! {
+                    let __retry_delay = { #decided };
+                    __retry_last.keep(#outcome);
+                    __retry_delay
+                },
+            ),
+            None => (code!(), decided),
+        };
+        code! {
+            #refusal
+            #last
+            loop {
+                __retry_call.begin_attempt();
+                #before
+                let __retry_delay = {
+                    let #outcome = #attempt;
+                    #fallible
+                    #decided
+                };
+                #sleep;
+            }
+        }
+    }
+
+    /// A sync call that runs its first attempt before its call is built,
+    /// and the rest in the core ([`Shape::SyncEarly`]): `body` is the
+    /// body's closure, which every attempt calls.
+    pub(super) fn early_first_attempt(&self, args: &Args, body: TokenStream) -> TokenStream {
+        let Parts {
+            private,
+            outcome,
+            classify,
+            policy,
+            ..
+        } = self;
+        let judge_value = self.judge_value(args, Source::Body);
+        let describe = self.describe();
+        let fallible = self.fallible(args);
+        // The describer and the sleeper by value: each coercion to a
+        // `&dyn Fn` is checked again in each function. The classifier is
+        // one, so that an error type without a classification is reported
+        // once, at the type.
+        let sleep = match &args.sleep {
+            // A closure of its own, which returns nothing whatever the
+            // sleeper does: one that returns something is reported once,
+            // by `sync_sleeper`, not again by the loop's bound.
+            Some(_) => code!(&|__retry_d| {
+                __retry_sleep(__retry_d);
+            }),
+            None => code!(#private::thread_sleep),
+        };
+        // What stands for an attempt that a wait ran past the deadline:
+        // probed only where there is a deadline.
+        let late = match (&args.deadline, self.ret) {
+            (Some(_), Some(ret)) => code!(#private::Probe::<#ret>::new().__retry_from_timeout()),
+            _ => code!(#private::NoDeadline),
+        };
+        // The body's closure is bound first, so that the outcome's type is
+        // known when the closures that read it pick their methods.
+        code! {
+            let __retry_body = #body;
+            let #outcome = #private::run_sync(
+                #policy,
+                &__RETRY_SITE,
+                __retry_body,
+                #judge_value,
+                &#classify,
+                #describe,
+                #sleep,
+                #late,
+            );
+            #fallible
+            #outcome
+        }
+    }
+
+    /// Without `if_result`, the check that the outcome is a `Result`, at
+    /// the return type; none where the attempt makes it
+    /// ([`async_attempt`](Self::async_attempt)).
+    pub(super) fn fallible(&self, args: &Args) -> TokenStream {
+        let outcome = &self.outcome;
+        match &args.if_result {
+            Some(_) => code!(),
+            None if self.shape.is_async() && self.ret.is_some() => code!(),
+            None => {
+                let check = private_path("assert_fallible", self.return_span);
+                quote_spanned!(self.return_span=> #check(&#outcome);)
+            }
+        }
+    }
+
+    /// A hook call; on an async function a returned future is awaited.
+    pub(super) fn hook(&self, hook: &Option<syn::Expr>, after_attempt: bool) -> TokenStream {
+        let Some(hook) = hook else {
+            return code!();
+        };
+        let Parts {
+            private, outcome, ..
+        } = self;
+        let seen = if after_attempt {
+            code!(::core::option::Option::Some(&#outcome))
+        } else {
+            match self.ret {
+                Some(ret) => code!(::core::option::Option::None::<&#ret>),
+                None => code!(::core::option::Option::None),
+            }
+        };
+        // At the hook: one of the wrong type is reported there.
+        let arguments = code!(&__retry_call.context(#seen), #hook);
+        if self.shape.is_async() {
+            let call = private_call("call_hook", hook.span(), arguments);
+            // A hook that returns neither `()` nor a future is reported at
+            // the hook.
+            let probe = Ident::new("__retry_hook", hook.span());
+            code! {
+                #private::HookReturn::new(#call).#probe().await;
+            }
+        } else {
+            let call = private_call("call_sync_hook", hook.span(), arguments);
+            code!(#call;)
+        }
+    }
+}

@@ -1,0 +1,183 @@
+//! The function's policy as its builder makes it, `Policy::new(curve)`
+//! and one method per argument: a `static` where it is a constant, else a
+//! local built on each call. (A policy of literals that the loop names at
+//! most twice is a `ConstPolicy` constant instead: `const_policy`.)
+
+use proc_macro2::{Span, TokenStream};
+use quote::quote_spanned;
+use syn::Ident;
+use syn::spanned::Spanned;
+
+use crate::args::{Args, Backoff, Curve, Custom, Idempotent, Jitter, Max};
+use crate::duration::Dur;
+use crate::shape::constant_parts;
+use crate::spanned::private_call;
+
+/// The policy built by its builder: a `static` when it is a constant (the
+/// call then names the static itself), else a local. Returns the
+/// statements and how the call names the policy.
+pub(crate) fn built_policy(
+    args: &Args,
+    private: &Ident,
+    dynamic: Option<&syn::Expr>,
+) -> (TokenStream, TokenStream) {
+    let BackoffCode {
+        tokens: backoff,
+        builtin,
+    } = backoff(args.backoff.as_ref(), private);
+    // A dynamic policy picks among the built-in curves, so the static one
+    // is held as one of them too.
+    let (backoff, backoff_type) = match (dynamic, builtin) {
+        (Some(_), Some((variant, _))) => {
+            let variant = Ident::new(variant, Span::call_site());
+            (
+                code!(#private::AnyBackoff::#variant(#backoff)),
+                Some(code!(#private::AnyBackoff)),
+            )
+        }
+        (_, builtin) => {
+            let ty = builtin.map(|(_, ty)| {
+                let ty = Ident::new(ty, Span::call_site());
+                code!(#private::#ty)
+            });
+            (backoff, ty)
+        }
+    };
+    let mut policy = code!(#private::Policy::new(#backoff));
+    match &args.max {
+        Some(Max::Limited(n)) => policy.extend(code!(.max_attempts(#n))),
+        Some(Max::Unbounded(_)) => policy.extend(code!(.unbounded())),
+        None => {}
+    }
+    if let Some(jitter) = &args.jitter {
+        let jitter = match *jitter {
+            Jitter::None => None,
+            Jitter::Proportional(ratio) => Some(code!(Proportional(#ratio))),
+            Jitter::Full => Some(code!(Full)),
+            Jitter::Equal => Some(code!(Equal)),
+            Jitter::Decorrelated => Some(code!(Decorrelated)),
+        };
+        if let Some(jitter) = jitter {
+            policy.extend(code!(.jitter(#private::Jitter::#jitter)));
+        }
+    }
+    let duration = |method: TokenStream, value: &Dur| {
+        let value = value.tokens();
+        code!(.#method(#value))
+    };
+    if let Some(deadline) = &args.deadline {
+        policy.extend(duration(code!(deadline), deadline));
+    }
+    if let Some((_, timeout)) = &args.attempt_timeout {
+        policy.extend(duration(code!(attempt_timeout), timeout));
+    }
+    if let Some(max) = &args.max_retry_after {
+        policy.extend(duration(code!(max_retry_after), max));
+    }
+    if let Some(honor) = args.honor_retry_after {
+        policy.extend(code!(.honor_retry_after(#honor)));
+    }
+    // Shared state is named by reference; a `static` keeps the policy a
+    // constant, anything else makes it a local.
+    for (method, shared) in [
+        ("budget", args.budget.as_ref()),
+        (
+            "breaker",
+            args.breaker.as_ref().map(|breaker| &breaker.path),
+        ),
+        ("limit", args.limit.as_ref()),
+        ("dead_letter", args.dead_letter.as_ref()),
+    ] {
+        if let Some(shared) = shared {
+            let method = Ident::new(method, Span::call_site());
+            // The argument at the value: one of another type is reported
+            // there.
+            let argument = quote_spanned!(shared.span()=> (&#shared));
+            policy.extend(code!(.#method #argument));
+        }
+    }
+    if let Some(after) = args.alert_after {
+        policy.extend(code!(.alert_after(#after)));
+    }
+    if let Some(hook) = &args.on_alert {
+        policy.extend(code!(.on_alert(#hook)));
+    }
+    if args.nested_single == Some(true) {
+        policy.extend(code!(.nested(#private::Nested::Single)));
+    }
+    if args.idempotent == Some(Idempotent::No) {
+        policy.extend(code!(.idempotent(false)));
+    }
+    let is_const = constant_parts(args);
+    let is_static = is_const && dynamic.is_none();
+    // A constant policy is named as its static, with no local for it.
+    let (policy, policy_ref) = match backoff_type {
+        Some(ty) if is_static => (
+            code!(static __RETRY_POLICY: #private::Policy<#ty> = #policy;),
+            code!((&__RETRY_POLICY)),
+        ),
+        Some(ty) if is_const => (
+            code! {
+                static __RETRY_POLICY: #private::Policy<#ty> = #policy;
+                let __retry_policy = &__RETRY_POLICY;
+            },
+            code!(__retry_policy),
+        ),
+        _ => (code!(let __retry_policy = &#policy;), code!(__retry_policy)),
+    };
+    (policy, policy_ref)
+}
+
+/// A `backoff` argument as code.
+struct BackoffCode {
+    tokens: TokenStream,
+    /// The built-in curve (its `AnyBackoff` variant and type), if it is one.
+    builtin: Option<(&'static str, &'static str)>,
+}
+
+fn backoff(backoff: Option<&Backoff>, private: &Ident) -> BackoffCode {
+    let builtin = |variant, ty, tokens| BackoffCode {
+        tokens,
+        builtin: Some((variant, ty)),
+    };
+    let custom = |tokens| BackoffCode {
+        tokens,
+        builtin: None,
+    };
+    match Curve::of(backoff) {
+        Err(Custom::Closure(closure)) => {
+            custom(private_call("backoff_fn", closure.span(), code!(#closure)))
+        }
+        Err(Custom::Expr(expr)) => custom(private_call("backoff_of", expr.span(), code!(#expr))),
+        Ok(Curve::DefaultExp) => builtin(
+            "Exponential",
+            "Exponential",
+            code!(#private::Exponential::DEFAULT),
+        ),
+        Ok(Curve::Exp { base, factor, max }) => {
+            let (b, m) = (base.tokens(), max.tokens());
+            builtin(
+                "Exponential",
+                "Exponential",
+                code!(#private::Exponential::new(#b, #factor, #m)),
+            )
+        }
+        Ok(Curve::Fixed(delay)) => {
+            let d = delay.tokens();
+            builtin("Fixed", "Fixed", code!(#private::Fixed::new(#d)))
+        }
+        Ok(Curve::Linear { base, step, max }) => {
+            let (b, s, m) = (base.tokens(), step.tokens(), max.tokens());
+            builtin("Linear", "Linear", code!(#private::Linear::new(#b, #s, #m)))
+        }
+        Ok(Curve::Fibonacci { base, max }) => {
+            let (b, m) = (base.tokens(), max.tokens());
+            builtin(
+                "Fibonacci",
+                "Fibonacci",
+                code!(#private::Fibonacci::new(#b, #m)),
+            )
+        }
+        Ok(Curve::None) => builtin("None", "NoBackoff", code!(#private::NoBackoff)),
+    }
+}

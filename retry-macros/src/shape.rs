@@ -1,0 +1,243 @@
+//! The shape of an expansion: which loop a function gets, decided once
+//! from its arguments and whether it is async. Everything after
+//! [`Shape::of`] matches on the shape instead of asking the arguments again.
+//!
+//! Every shape runs the body's tokens exactly once, in a closure (sync) or
+//! an `async` block (async) that each attempt calls or makes anew. Paths
+//! below are shortened; locals have mixed-site hygiene. The input is
+//!
+//! ```text
+//! #[retry(max = 3, backoff = fixed(200ms))]
+//! fn fetch(url: &str) -> Result<String, Error> { body }   // or `async fn`
+//! ```
+//!
+//! **`SyncEarly`**: a sync function whose loop runs nothing of the user's
+//! but the body, with a constant policy. The first attempt runs before any
+//! call state is built; the rest of the call runs in the core, out of line.
+//! A policy of literals without shared state is a constant of the core's
+//! `ConstPolicy` type, named by its values (`const_policy`); else a
+//! `static __RETRY_POLICY`.
+//!
+//! ```text
+//! static __RETRY_SITE: Site = Site::new(concat!(module_path!(), "::fetch"));
+//! let __retry_body = || -> Ret { body };
+//! let __retry_out = run_sync(
+//!     ConstPolicy::<FixedOf<200000000>, 3>::REF, &__RETRY_SITE, __retry_body,
+//!     judge, classify, describe, thread_sleep, late,
+//! );
+//! __retry_out
+//! ```
+//!
+//! **`SyncLoop`**: any other sync function. Its call state, failure state
+//! inline, is built first; the body runs in the call's scope (where
+//! `reattempt::attempt()` sees it) and the loop sleeps on the thread or in
+//! the user's `sleep`, and calls the hooks.
+//!
+//! ```text
+//! let mut __retry_call = Call::new_inline(&__RETRY_POLICY, &__RETRY_SITE, SystemClock);
+//! loop {
+//!     __retry_call.begin_attempt();
+//!     let __retry_delay = {
+//!         let __retry_out = __retry_call.scope(&__RETRY_POLICY, || -> Ret { body });
+//!         match __retry_call.decide(&__RETRY_POLICY, &__retry_out, ..) {
+//!             Decision::Retry(delay) => delay,
+//!             _ => return __retry_out,
+//!         }
+//!     };
+//!     thread_sleep(__retry_delay);
+//! }
+//! ```
+//!
+//! **`AsyncNext`**: an async function on tokio's timer whose loop runs
+//! nothing of the user's and whose attempts no timer cuts. `LazyCall`
+//! builds the call state at the first failure, and each attempt made by
+//! `next` waits out the delay its retry decided before it runs, so the
+//! loop has one await (each await is a state of the function's future,
+//! which rustc lays out and checks in every function). Its policy is a
+//! `ConstPolicy` constant where it can be, as in `SyncEarly`.
+//!
+//! ```text
+//! let mut __retry_call = LazyCall::new(POLICY, &__RETRY_SITE, async_clock());
+//! loop {
+//!     let __retry_out = __retry_call.next(attempt::<Ret, _>(async { body })).await;
+//!     if !__retry_call.retries(POLICY, &__retry_out, classify, describe, judge) {
+//!         return __retry_out;
+//!     }
+//! }
+//! ```
+//!
+//! **`AsyncLazy`**: the same function with `sleep = ..`, whose waits are
+//! the user's futures: a `LazyCall` whose loop waits after each decision,
+//! as `AsyncCall`'s does.
+//!
+//! **`AsyncCall`**: any other async function (hooks, `fields(..)`, a
+//! limit, a deadline, an attempt timeout, a dynamic policy). Its call
+//! state, the failure state boxed so that the future stays small, is built
+//! first, with the methods its loop calls; each wrapper of an attempt (the
+//! frame's `scoped`, a timer, a permit) holds it by value, so that an
+//! attempt that is cut, or dropped with a cancelled call, is dropped before
+//! its permit passes on.
+//!
+//! ```text
+//! let mut __retry_call = Call::new(&__RETRY_POLICY, &__RETRY_SITE, async_clock());
+//! loop {
+//!     __retry_call.begin_attempt();
+//!     let __retry_delay = {
+//!         let __retry_out = __retry_call.scoped(attempt::<Ret, _>(async { body })).await;
+//!         match __retry_call.decide(..) {
+//!             Decision::Retry(delay) => delay,
+//!             _ => return __retry_out,
+//!         }
+//!     };
+//!     wait(&mut __retry_call, __retry_delay).await;
+//! }
+//! ```
+
+use syn::Expr;
+
+use crate::args::{Args, Curve, Hooks, On};
+
+/// Which loop a function gets; see the module's documentation.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Shape {
+    SyncEarly,
+    SyncLoop,
+    AsyncNext,
+    AsyncLazy,
+    AsyncCall,
+}
+
+impl Shape {
+    /// The shape of a function with these arguments.
+    pub fn of(args: &Args, is_async: bool) -> Shape {
+        let runs_only_the_body = runs_only_the_body(args);
+        if !is_async {
+            return if runs_only_the_body && args.policy.is_none() && constant_parts(args) {
+                Shape::SyncEarly
+            } else {
+                Shape::SyncLoop
+            };
+        }
+        let untimed = args.deadline.is_none() && args.attempt_timeout.is_none();
+        if runs_only_the_body && untimed && args.policy.is_none() {
+            return match args.sleep {
+                None => Shape::AsyncNext,
+                Some(_) => Shape::AsyncLazy,
+            };
+        }
+        Shape::AsyncCall
+    }
+
+    pub fn is_async(self) -> bool {
+        !matches!(self, Shape::SyncEarly | Shape::SyncLoop)
+    }
+
+    /// Whether the loop names its policy at most twice, so that a policy of
+    /// literals is better named as a `ConstPolicy` constant than as a
+    /// `static` of the function's own. A loop that names it at each step
+    /// keeps the `static`, which cost an async function's build less.
+    pub fn names_policy_twice(self) -> bool {
+        matches!(self, Shape::SyncEarly | Shape::AsyncNext)
+    }
+}
+
+/// Whether nothing of the user's but the body runs in the loop, and nothing
+/// acts before the first attempt. The body of `SyncEarly` is one closure
+/// that the loop calls again, alive for the whole call: anything else the
+/// loop would run (a hook, a classifier closure, `if_result`, `fields(..)`)
+/// could borrow an argument the body holds. A limit or a breaker that
+/// refuses calls acts before the first attempt.
+fn runs_only_the_body(args: &Args) -> bool {
+    let Hooks {
+        before,
+        after,
+        on_retry,
+        on_give_up,
+    } = &args.hooks;
+    [before, after, on_retry, on_give_up, &args.if_result]
+        .iter()
+        .all(|expr| expr.is_none())
+        && args.fields.is_none()
+        && !matches!(args.on, Some(On::Closure(_)))
+        && args.limit.is_none()
+        && args.breaker.as_ref().is_none_or(|breaker| !breaker.classic)
+}
+
+/// Whether the policy's own parts can be built in a constant: a built-in
+/// curve of literals, literal durations, shared state named by its
+/// `static`, and an alert hook that is a path or a closure. With no
+/// dynamic policy beside it, the function's policy is then a constant.
+pub fn constant_parts(args: &Args) -> bool {
+    let literal_curve = Curve::of(args.backoff.as_ref()).is_ok_and(|curve| curve.is_literal());
+    let durations = [
+        args.deadline.as_ref(),
+        args.attempt_timeout.as_ref().map(|(_, d)| d),
+        args.max_retry_after.as_ref(),
+    ];
+    let shared = [
+        args.budget.as_ref(),
+        args.breaker.as_ref().map(|breaker| &breaker.path),
+        args.limit.as_ref(),
+        args.dead_letter.as_ref(),
+    ];
+    literal_curve
+        && durations
+            .iter()
+            .flatten()
+            .all(|d| d.literal_value().is_some())
+        && shared.iter().flatten().all(|e| matches!(e, Expr::Path(_)))
+        && args
+            .on_alert
+            .as_ref()
+            .is_none_or(|hook| matches!(hook, Expr::Path(_) | Expr::Closure(_)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn shape(args: &str, is_async: bool) -> Shape {
+        Shape::of(&syn::parse_str::<Args>(args).unwrap(), is_async)
+    }
+
+    #[test]
+    fn a_sync_function_runs_its_first_attempt_early_only_with_nothing_but_its_body_and_a_constant_policy()
+     {
+        for args in [
+            "",
+            "max = 3, backoff = exp, jitter",
+            "deadline = 5s",
+            "budget = B",
+        ] {
+            assert_eq!(shape(args, false), Shape::SyncEarly, "{args}");
+        }
+        for args in [
+            "on_retry = log_it",
+            "if_result = |v: &u64| *v == 0",
+            "fields(x)",
+            "limit = L",
+            "breaker = classic(B)",
+            "policy = dynamic()",
+            "deadline = (secs(2))",
+            "backoff = |n| ms(n)",
+            "budget = &B",
+        ] {
+            assert_eq!(shape(args, false), Shape::SyncLoop, "{args}");
+        }
+    }
+
+    #[test]
+    fn an_async_function_builds_its_call_lazily_unless_its_loop_runs_more_than_the_body() {
+        assert_eq!(shape("max = 3, jitter", true), Shape::AsyncNext);
+        assert_eq!(shape("sleep = my_sleep", true), Shape::AsyncLazy);
+        for args in [
+            "deadline = 5s",
+            "attempt_timeout = 1s",
+            "policy = p()",
+            "before = f",
+            "limit = L",
+        ] {
+            assert_eq!(shape(args, true), Shape::AsyncCall, "{args}");
+        }
+    }
+}

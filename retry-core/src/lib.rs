@@ -16,11 +16,11 @@
 #![deny(unsafe_op_in_unsafe_fn, clippy::undocumented_unsafe_blocks)]
 #![deny(unused_qualifications)]
 
-mod attempt;
 pub mod backoff;
 mod breaker;
 mod budget;
 mod calendar;
+mod call;
 mod class;
 mod classify;
 mod clock;
@@ -64,11 +64,11 @@ pub mod reqwest {
 #[path = "private.rs"]
 pub mod __private;
 
-#[cfg(feature = "tokio")]
-pub use attempt::Next;
-pub use attempt::{Boxed, Call, Decision, FailureState, FieldVisitor, Inline, LazyCall, Slot};
 pub use breaker::{BreakerOpen, RetryBreaker};
 pub use budget::RetryBudget;
+#[cfg(feature = "tokio")]
+pub use call::Next;
+pub use call::{Boxed, Call, Decision, FailureState, FieldVisitor, Inline, LazyCall, Slot};
 pub use class::{Applied, Class, Classification, Code, CodeKind, CodeTooLong};
 pub use classify::{
     ByType, Classified, ClassifiedValue, Classify, IntoClassification, classify_chain,

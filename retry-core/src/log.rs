@@ -74,8 +74,8 @@ impl MaxField {
 /// compare. The failure path asks first, so that when nobody listens it
 /// neither calls an event function nor makes and enters the span of
 /// `fields(..)`. The check stays with the callers: folded into the event
-/// functions and inlined, it cost a sync retry 24 instructions more (721
-/// against 697), for the larger failure path around it. The events are
+/// functions and inlined, it cost a sync retry more, for the larger
+/// failure path around it (`benches/HISTORY.md`). The events are
 /// right without it; it only saves their work.
 #[inline]
 pub(crate) fn wanted(level: Level) -> bool {

@@ -9,15 +9,15 @@ use core::time::Duration;
 
 use crate::timeout::AttemptTimeout;
 
-pub use crate::attempt::instead::{
+pub use crate::backoff::custom::CustomBackoff;
+pub use crate::backoff::{Exponential, Fibonacci, Fixed, Linear, NoBackoff};
+pub use crate::call::instead::{
     ByLast, ByTimeout, Instead, LastStands, NoLast, NothingStands, TimeoutStands,
 };
-pub use crate::attempt::{
+pub use crate::call::{
     Boxed, Call, Deadline, Decision, FieldVisitor, Inline, Late, LazyCall, NoDeadline, Within,
     no_fields, no_span, run_sync,
 };
-pub use crate::backoff::custom::CustomBackoff;
-pub use crate::backoff::{Exponential, Fibonacci, Fixed, Linear, NoBackoff};
 pub use crate::class::Classification;
 pub use crate::classify::{Classified, ClassifiedValue, Classify, IntoClassification};
 pub use crate::clock::SystemClock;
@@ -47,7 +47,7 @@ pub fn reject_with<T: ?Sized>(
     value: &T,
     predicate: impl FnOnce(&T) -> bool,
 ) -> Option<Classification> {
-    predicate(value).then(|| Classification::transient().with_code(crate::attempt::REJECTED))
+    predicate(value).then(|| Classification::transient().with_code(crate::call::REJECTED))
 }
 
 /// A closure that judges the values of `outcome`'s type, with the
@@ -312,7 +312,7 @@ pub trait Waits {
 }
 
 #[cfg(feature = "tokio")]
-impl<B: crate::backoff::Backoff, C: crate::clock::Clock, S: crate::attempt::Slot> Waits
+impl<B: crate::backoff::Backoff, C: crate::clock::Clock, S: crate::call::Slot> Waits
     for Call<'_, B, C, S>
 {
     #[inline]

@@ -35,9 +35,8 @@ const ENOBUFS: i32 = 105;
 
 impl Classified for Error {
     // Inline: compiled into the classifier made once for each error type,
-    // where it saves a retry a call (13 instructions of the sync and async
-    // one-retry rows; an `async fn` release build of a type per function
-    // did not grow).
+    // where it saves a retry a call (`benches/HISTORY.md` has the figures;
+    // an `async fn` release build of a type per function did not grow).
     #[inline]
     fn classification(&self) -> Classification {
         // Read once: `kind` is a call that decodes the error's repr.
@@ -45,7 +44,7 @@ impl Classified for Error {
         match known(kind) {
             // A known kind is a copy and, for an OS error, its number; what
             // is left, out of line, keeps the registers that its calls need
-            // out of this frame (13 instructions of a retry).
+            // out of this frame.
             Some(known) if kind != ErrorKind::Other => with_errno(known, self.raw_os_error()),
             _ => unknown(self, kind),
         }

@@ -157,8 +157,8 @@ pub fn expand(mut args: Args, function: Function) -> syn::Result<TokenStream> {
 /// a field, a timeout, a hook's return) are inherent methods of probe
 /// types, so the user's method calls have no trait of ours in scope to
 /// consider. Every expansion names the module (its error's describer at
-/// least), so the import needs no `allow(unused_imports)`, which cost a
-/// check 0.04 million instructions per function.
+/// least), so the import needs no `allow(unused_imports)`, a lint check
+/// per function (`benches/HISTORY.md`, Compile cost).
 fn private_import(krate: Option<&syn::Path>, private: &Ident) -> TokenStream {
     // The crate's path written into the import, not made apart and joined.
     match krate {

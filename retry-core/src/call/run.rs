@@ -30,8 +30,8 @@ impl<B: Backoff, C: Clock, S: Slot> Call<'_, B, C, S> {
     #[inline]
     pub fn scope<T>(&self, policy: &Policy<B>, attempt: impl FnOnce() -> T) -> T {
         // Not through `scope_within`: the rest of a sync call retries
-        // through this one, and that longer function cost each of its
-        // retries 4 instructions (539 against 535).
+        // through this one, and that longer function was on each of its
+        // retries' paths.
         debug_assert!(core::ptr::eq(policy, self.policy), "the call's own policy");
         // Nested in an attempt that holds the same limit, the call shares
         // that slot: waiting for a second one could deadlock.

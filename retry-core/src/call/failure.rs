@@ -8,8 +8,10 @@ use std::time::SystemTime;
 
 use tracing::{Level, Span};
 
+use super::cut::never_ran;
 use super::failure_state::Slot;
-use super::{AFTER_RATE_LIMITED, AFTER_TRANSIENT, Call, Decision, FieldVisitor};
+use super::pending::{AFTER_RATE_LIMITED, AFTER_TRANSIENT};
+use super::{Call, Decision, FieldVisitor};
 use crate::backoff::Backoff;
 use crate::class::{Class, Classification};
 use crate::clock::{Clock, saturating_nanos};
@@ -30,9 +32,9 @@ impl<B: Backoff, C: Clock, S: Slot> Call<'_, B, C, S> {
 
     /// [`succeeded_after_retries`](Self::succeeded_after_retries), inline:
     /// for the rest of a sync call, made once for each backoff type, where
-    /// a call of its own cost a retry 22 instructions (of 627). Its time
-    /// in nanoseconds from the clock, which the system clock counts (16
-    /// instructions of 564).
+    /// a call of its own was on each retry's path. Its time in nanoseconds
+    /// from the clock, which the system clock counts, without a
+    /// `Duration` between.
     #[inline]
     pub(super) fn succeeded_after_retries_inline(&mut self, span: &dyn Fn() -> Span) {
         self.record_success_after_retries(span, Self::elapsed_nanos);
@@ -74,8 +76,8 @@ impl<B: Backoff, C: Clock, S: Slot> Call<'_, B, C, S> {
     }
 
     /// [`failed`](Self::failed), inline: for the decision on an error,
-    /// made once for each error type, where a call of its own cost each
-    /// async retry 34 instructions.
+    /// made once for each error type, where a call of its own was on each
+    /// async retry's path.
     #[inline(always)]
     pub(super) fn failed_inline(
         &mut self,
@@ -96,14 +98,14 @@ impl<B: Backoff, C: Clock, S: Slot> Call<'_, B, C, S> {
         // streak of the same failure. Asked only where there is a breaker
         // or an alert, so that a retry with neither reads no code.
         if let Some(breaker) = self.policy.breaker
-            && !super::never_ran(&class)
+            && !never_ran(&class)
         {
             breaker.record(true);
         }
         let elapsed = self.elapsed();
         self.failures().last_class = Some(class);
         if let Some(after) = self.policy.alert_after
-            && !super::never_ran(&class)
+            && !never_ran(&class)
             && let Some(alert) = self.frame.site.failure_streak(&class, after.get())
         {
             if log::wanted(Level::ERROR) {

@@ -10,12 +10,11 @@ use core::mem::{self, ManuallyDrop};
 use core::sync::atomic::Ordering;
 use core::time::Duration;
 
+use super::cut::{NEVER_RAN, RAN, timeout_class};
+use super::decide::FailedValue;
 use super::failure_state::{self, Inline, Made};
 use super::instead::{Late, Within};
-use super::{
-    Call, Decision, FailedValue, NEVER_RAN, RAN, no_fields, no_span, starts, success_seen,
-    timeout_class,
-};
+use super::{Call, Decision, no_fields, no_span, starts, success_seen};
 use crate::backoff::Backoff;
 use crate::class::Classification;
 use crate::clock::{Clock, SystemClock, SystemReading};
@@ -224,9 +223,8 @@ enum Answer {
 
 /// The attempts of the rest of a sync call, seen without the outcome's
 /// type: one method, so that each outcome type makes one function for
-/// the rest to call, where a method for each question made four, which
-/// cost an optimised build over a million instructions more for each
-/// outcome type.
+/// the rest to call, where a method for each question made four, each
+/// compiled again for each outcome type.
 trait Attempts {
     /// Answers `ask` about the last attempt.
     fn ask(&mut self, ask: Ask<'_, '_>) -> Answer;
@@ -236,8 +234,8 @@ trait Attempts {
 struct LastAttempt<'a, R: Outcome, L> {
     /// Dropped only by [`Ask::Clear`], which the rest of the call also asks
     /// when it unwinds ([`ClearOnUnwind`]): each place that drops an
-    /// outcome inlines its drop, which an optimised build, for an
-    /// `io::Error`, spends about a million instructions on.
+    /// outcome inlines its drop, which an optimised build compiles again
+    /// at each of those places.
     outcome: ManuallyDrop<Option<R>>,
     attempt: &'a mut dyn Body<R>,
     classify: &'a dyn Fn(&R::Error) -> Classification,
@@ -437,8 +435,8 @@ fn decide_and_retry<B: Backoff, S: failure_state::Slot, W: Within>(
             Decision::Retry(delay) => delay,
         };
         // A constant, not the policy's deadline read from memory: the loop
-        // is shared by the functions of a backoff type, and that read cost
-        // each retry 3 instructions (538 against 535).
+        // is shared by the functions of a backoff type, and that read was
+        // on each retry's path.
         if !W::DEADLINE {
             attempts.ask(Ask::Clear);
             sleep(delay);

@@ -282,8 +282,8 @@ impl<'p, B: Backoff, C: Clock + Copy> LazyCall<'p, B, C> {
             return false;
         };
         // Only a retry waits, and deciding one built the call. A zero
-        // delay sets no wait, and is told here: a call for it cost each
-        // retry of no delay 13 instructions (of 892).
+        // delay sets no wait, and is told here, so that a retry of no delay
+        // makes no call for it.
         #[cfg(feature = "tokio")]
         if !delay.is_zero()
             && let State::Built(call) = &mut *self.state

@@ -8,31 +8,36 @@
 
 use core::fmt;
 use core::future::Future;
-use core::sync::atomic::{AtomicU8, Ordering};
+use core::sync::atomic::AtomicU8;
 use core::time::Duration;
 
 use tracing::Span;
 
 use crate::backoff::Backoff;
 use crate::breaker::BreakerOpen;
+use crate::class::Classification;
 use crate::class::CodeKind;
-use crate::class::{Class, Classification};
-use crate::clock::{Clock, saturating_nanos};
+use crate::clock::Clock;
 use crate::current::{self, Frame, HasFrame, Limited};
 use crate::export;
 use crate::give_up::GiveUp;
 use crate::hooks::Context;
 use crate::jitter::Rng;
-use crate::outcome::Outcome;
-use crate::outcome::{FromBreakerOpen, FromTimeout};
+use crate::outcome::{FromBreakerOpen, FromTimeout, Outcome};
 use crate::policy::Policy;
 use crate::read_outcome::JudgeValue;
 use crate::spans::{self, Spans};
 use crate::stats::Site;
 use crate::timeout::AttemptTimeout;
+use cut::{NEVER_RAN, RAN, TIMED_OUT};
+use decide::FailedValue;
 use instead::{ByTimeout, Instead, NoLast};
+use pending::NO_RETRY;
 
+mod cut;
+mod decide;
 mod delay;
+mod elapsed;
 mod failure;
 mod failure_state;
 mod first;
@@ -40,6 +45,7 @@ pub(crate) mod instead;
 mod lazy;
 #[cfg(feature = "tokio")]
 mod next;
+mod pending;
 mod run;
 
 pub use failure_state::{Boxed, FailureState, Inline, Slot};
@@ -127,143 +133,6 @@ pub struct Call<'p, B, C: Clock, S = Boxed> {
     /// succeeds at once initialises none of it.
     failures: S,
 }
-
-impl<B, C: Clock, S> Drop for Call<'_, B, C, S> {
-    #[inline]
-    fn drop(&mut self) {
-        if !self.ended {
-            self.cancelled();
-        }
-        if self.spans.is_some() {
-            self.drop_spans();
-        }
-    }
-}
-
-impl<B, C: Clock, S> Call<'_, B, C, S> {
-    #[cold]
-    #[inline(never)]
-    fn drop_spans(&mut self) {
-        self.spans = None;
-    }
-
-    /// The call was dropped before a decision returned its outcome.
-    #[cold]
-    #[inline(never)]
-    fn cancelled(&mut self) {
-        self.frame.site.cancelled();
-        self.refund_pending_retry();
-    }
-
-    /// Gives back the budget token of a retry that was decided and will
-    /// never run.
-    fn refund_pending_retry(&self) {
-        let pending = self.retry_pending.swap(NO_RETRY, Ordering::Relaxed);
-        if pending != NO_RETRY
-            && let Some(budget) = self.policy.budget
-        {
-            budget.refund_for(if pending == AFTER_RATE_LIMITED {
-                Class::RateLimited
-            } else {
-                Class::Transient
-            });
-        }
-    }
-
-    /// The deadline came before the attempt started (while it waited for
-    /// its permit, or during a wait that overran): it will never run. A
-    /// retry gives its token back; a first attempt takes back its deposit.
-    #[cold]
-    fn never_ran(&self) {
-        self.timed_out.store(NEVER_RAN, Ordering::Relaxed);
-        if self.frame.number <= 1
-            && let Some(budget) = self.policy.budget
-        {
-            budget.take_back_deposit();
-        }
-        self.refund_pending_retry();
-    }
-
-    /// The classification the body kept for this attempt's error (see
-    /// `error_for_status_with_pushback`), or the classifier's. Only the
-    /// `reqwest` feature keeps one.
-    #[cfg(feature = "reqwest")]
-    #[cold]
-    #[inline(never)]
-    fn with_pushback(&self, seen: Classification) -> Classification {
-        current::take_pushback(&self.frame.call_id, self.frame.number, seen)
-    }
-
-    /// Without the `reqwest` feature nothing keeps one.
-    #[cfg(not(feature = "reqwest"))]
-    #[inline(always)]
-    fn with_pushback(&self, seen: Classification) -> Classification {
-        seen
-    }
-
-    /// An attempt starts running (after its permit, if any): a retry that
-    /// was pending is now made.
-    #[inline]
-    fn attempt_starts(&self) {
-        if self.retry_pending.load(Ordering::Relaxed) != NO_RETRY {
-            self.retry_starts();
-        }
-    }
-
-    #[cold]
-    #[inline(never)]
-    fn retry_starts(&self) {
-        self.retry_starts_inline();
-    }
-
-    /// [`retry_starts`](Self::retry_starts), inline: for the rest of a sync
-    /// call, made once for each backoff type, whose attempts after the
-    /// first each follow a retry and wait for no permit.
-    #[inline]
-    fn retry_starts_inline(&self) {
-        if self.retry_pending.swap(NO_RETRY, Ordering::Relaxed) != NO_RETRY {
-            self.frame.site.retry();
-        }
-    }
-}
-
-/// [`Call::timed_out`]: the last attempt was not cut.
-const RAN: u8 = 0;
-/// [`Call::timed_out`]: the last attempt ran past its time and was dropped.
-const TIMED_OUT: u8 = 1;
-/// [`Call::timed_out`]: the deadline came before the last attempt started
-/// (while it waited for its permit of a concurrency limit, or during a wait
-/// before it that overran); it never ran.
-const NEVER_RAN: u8 = 2;
-
-/// The code of an attempt that never ran: the deadline came first.
-const NOT_STARTED: &str = "not_started";
-
-/// The classification of an attempt a timer cut: [`TIMED_OUT`] or
-/// [`NEVER_RAN`].
-#[cold]
-#[inline(never)]
-fn timeout_class(cut: u8) -> Classification {
-    let class = Classification::transient();
-    if cut == NEVER_RAN {
-        // It never ran, so it cannot have taken effect.
-        class.with_code(NOT_STARTED).not_applied()
-    } else {
-        class.with_code("attempt_timeout")
-    }
-}
-
-/// Whether `class` is that of an attempt that never ran.
-fn never_ran(class: &Classification) -> bool {
-    class.applied() == crate::class::Applied::No && class.code() == Some(NOT_STARTED)
-}
-
-/// No retry is pending.
-const NO_RETRY: u8 = 0;
-/// A retry after a transient failure is pending.
-const AFTER_TRANSIENT: u8 = 1;
-/// A retry after a rate-limited failure is pending.
-const AFTER_RATE_LIMITED: u8 = 2;
 
 /// The code of a value that `if_result` rejected.
 pub(crate) const REJECTED: &str = "if_result";
@@ -431,72 +300,6 @@ impl<'p, B: Backoff, C: Clock, S: Slot> Call<'p, B, C, S> {
         }
     }
 
-    /// The decision after an attempt that returned an error. Out of line
-    /// and shared by every function with the same backoff and error type,
-    /// which only calls it: what each function makes of its own is its
-    /// closures. The failure path is made inline here, once for each
-    /// error type ([`failed_inline`](Self::failed_inline)).
-    #[inline(never)]
-    fn error_failed<E: ?Sized>(
-        &mut self,
-        error: &E,
-        classify: &dyn Fn(&E) -> Classification,
-        describe: &dyn Fn(&E, &mut fmt::Formatter<'_>) -> fmt::Result,
-        span: &dyn Fn() -> Span,
-        fields: &dyn Fn(FieldVisitor<'_>),
-    ) -> Decision {
-        let class = self.error_class(|| classify(error));
-        self.failed_inline(class, &Described(error, describe), span, fields)
-    }
-
-    /// The decision after an attempt that succeeded: the call returns.
-    #[inline]
-    fn succeeded(&mut self, policy: &Policy<B>, span: &dyn Fn() -> Span) -> Decision {
-        self.succeeded_then(policy, span, Self::succeeded_after_retries)
-    }
-
-    /// [`succeeded`](Self::succeeded), with what a success after retries
-    /// records: out of line where each function decides inline, and inline
-    /// in the rest of a sync call, which is made once for each backoff
-    /// type.
-    #[inline]
-    fn succeeded_then(
-        &mut self,
-        policy: &Policy<B>,
-        span: &dyn Fn() -> Span,
-        after_retries: impl FnOnce(&mut Self, &dyn Fn() -> Span),
-    ) -> Decision {
-        if self.frame.number > 1 {
-            after_retries(self, span);
-        } else {
-            let elapsed = if export::TIMES_EVERY_CALL {
-                self.started.map(|_| self.elapsed())
-            } else {
-                None
-            };
-            self.frame.site.first_try_success(elapsed);
-        }
-        success_seen(policy, self.frame.site);
-        self.ended = true;
-        if let Some(spans) = &mut self.spans {
-            spans.end();
-            spans.ended(self.frame.number);
-        }
-        Decision::Return
-    }
-
-    /// The classification of an attempt's error: a timeout's, else what the
-    /// body kept from the response, else the classifier's.
-    #[inline]
-    fn error_class(&self, classify: impl FnOnce() -> Classification) -> Classification {
-        // One comparison on the path of an attempt that was not cut: a
-        // match of the three states cost an async retry two instructions.
-        match self.timed_out.swap(RAN, Ordering::Relaxed) {
-            RAN => self.with_pushback(classify()),
-            cut => timeout_class(cut),
-        }
-    }
-
     /// Under `breaker = classic(..)`: whether the policy's breaker refuses
     /// the call before its first attempt.
     #[inline]
@@ -534,16 +337,6 @@ impl<'p, B: Backoff, C: Clock, S: Slot> Call<'p, B, C, S> {
         R::from_breaker_open(open)
     }
 
-    /// Reads the clock now, if the call has not: for a call with hooks,
-    /// which see the time since the call started. Another call reads it
-    /// only for a deadline, the duration metric, or at its first failure.
-    #[inline]
-    pub fn start_clock(&mut self) {
-        if self.started.is_none() {
-            self.started = Some(self.clock.now());
-        }
-    }
-
     /// Opens the span of the attempt about to run, when the call has spans.
     #[inline]
     pub fn begin_attempt(&mut self) {
@@ -557,11 +350,12 @@ impl<'p, B: Backoff, C: Clock, S: Slot> Call<'p, B, C, S> {
         }
     }
 
-    // The wrappers of an attempt whose bounds what the user wrote can fail
-    // (an error type that cannot stand for a timeout, a sleeper that
-    // returns no future) stay beside the type: rustc's note of such an
-    // error names a method of an impl in another module by that module's
-    // path. The others are in `run.rs`.
+    // The methods whose bounds what the user wrote can fail (`decide` above,
+    // and the wrappers of an attempt: an error type that cannot stand for
+    // a timeout, a sleeper that returns no future) stay beside the type:
+    // rustc's note of such an error names a method of an impl in another
+    // module by that module's path. The rest of a decision is in
+    // `decide.rs`, the other wrappers in `run.rs`.
 
     /// Runs an async attempt for at most `attempt_timeout`, or the time left
     /// before the deadline if that is shorter, timed by `sleep` (the
@@ -666,65 +460,6 @@ impl<'p, B: Backoff, C: Clock, S: Slot> Call<'p, B, C, S> {
             call_id,
         }
     }
-
-    /// Time since the call started, skipped test-mode waits included;
-    /// without a deadline the clock starts at the first failure (or the
-    /// first hook), so the success path never reads it. Inline: it is
-    /// made once for each backoff and clock, into the failure path, where a
-    /// call of its own cost a retry 16 instructions (of 646).
-    #[inline]
-    fn elapsed(&mut self) -> Duration {
-        match self.started {
-            Some(started) => self.elapsed_since(started),
-            None => self.start_clock_now(),
-        }
-    }
-
-    /// [`elapsed`](Self::elapsed) in whole nanoseconds, as the statistics
-    /// add it up: a clock that counts nanoseconds gives it without a
-    /// `Duration`.
-    #[inline]
-    fn elapsed_nanos(&mut self) -> u64 {
-        match self.started {
-            Some(started) => {
-                let since = self.clock.nanos_since(started);
-                match self.skipped() {
-                    Some(skipped) => since.saturating_add(saturating_nanos(skipped)),
-                    None => since,
-                }
-            }
-            None => saturating_nanos(self.start_clock_now()),
-        }
-    }
-
-    /// Starts the clock now, and gives the time the call has taken: the
-    /// test-mode waits it skipped, as nothing is subtracted.
-    #[inline]
-    fn start_clock_now(&mut self) -> Duration {
-        self.started = Some(self.clock.now());
-        self.failures.peek().map_or(Duration::ZERO, |f| f.skipped)
-    }
-
-    /// Time since `started`, skipped test-mode waits included.
-    #[inline]
-    fn elapsed_since(&self, started: C::Reading) -> Duration {
-        let since = self.clock.since(started);
-        match self.skipped() {
-            Some(skipped) => since.saturating_add(skipped),
-            None => since,
-        }
-    }
-
-    /// The test-mode waits the call skipped, when there are some: adding
-    /// them only then, saturating arithmetic on a zero costs a retry more
-    /// than the check.
-    #[inline]
-    fn skipped(&self) -> Option<Duration> {
-        match self.failures.peek() {
-            Some(failures) if !failures.skipped.is_zero() => Some(failures.skipped),
-            _ => None,
-        }
-    }
 }
 
 impl<B, C: Clock, S> current::sealed::Sealed for Call<'_, B, C, S> {}
@@ -743,31 +478,6 @@ impl<B, C: Clock, S> HasFrame for Call<'_, B, C, S> {
     #[inline]
     fn frame(&self) -> &Frame {
         &self.frame
-    }
-}
-
-/// What the logs say of a value that is a failure.
-struct FailedValue(Classification);
-
-impl fmt::Display for FailedValue {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.0.code() {
-            Some(REJECTED) => f.write_str("if_result rejected the returned value"),
-            Some(code) => write!(f, "the returned value is a failure ({code})"),
-            None => f.write_str("the returned value is a failure"),
-        }
-    }
-}
-
-/// An error and the function that writes it, as one `Display` value.
-struct Described<'e, E: ?Sized, D>(&'e E, D);
-
-impl<E: ?Sized, D> fmt::Display for Described<'_, E, D>
-where
-    D: Fn(&E, &mut fmt::Formatter<'_>) -> fmt::Result,
-{
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        (self.1)(self.0, f)
     }
 }
 

@@ -1,0 +1,126 @@
+//! What follows an attempt: its outcome read, classified and turned into a
+//! [`Decision`].
+
+use core::fmt;
+use core::sync::atomic::Ordering;
+
+use tracing::Span;
+
+use super::cut::{RAN, timeout_class};
+use super::{Call, Decision, FieldVisitor, REJECTED, Slot, success_seen};
+use crate::backoff::Backoff;
+use crate::class::Classification;
+use crate::clock::Clock;
+use crate::export;
+use crate::policy::Policy;
+
+impl<B: Backoff, C: Clock, S: Slot> Call<'_, B, C, S> {
+    /// The decision after an attempt that returned an error. Out of line
+    /// and shared by every function with the same backoff and error type,
+    /// which only calls it: what each function makes of its own is its
+    /// closures. The failure path is made inline here, once for each
+    /// error type ([`failed_inline`](Self::failed_inline)).
+    #[inline(never)]
+    pub(super) fn error_failed<E: ?Sized>(
+        &mut self,
+        error: &E,
+        classify: &dyn Fn(&E) -> Classification,
+        describe: &dyn Fn(&E, &mut fmt::Formatter<'_>) -> fmt::Result,
+        span: &dyn Fn() -> Span,
+        fields: &dyn Fn(FieldVisitor<'_>),
+    ) -> Decision {
+        let class = self.error_class(|| classify(error));
+        self.failed_inline(class, &Described(error, describe), span, fields)
+    }
+
+    /// The decision after an attempt that succeeded: the call returns.
+    #[inline]
+    pub(super) fn succeeded(&mut self, policy: &Policy<B>, span: &dyn Fn() -> Span) -> Decision {
+        self.succeeded_then(policy, span, Self::succeeded_after_retries)
+    }
+
+    /// [`succeeded`](Self::succeeded), with what a success after retries
+    /// records: out of line where each function decides inline, and inline
+    /// in the rest of a sync call, which is made once for each backoff
+    /// type.
+    #[inline]
+    pub(super) fn succeeded_then(
+        &mut self,
+        policy: &Policy<B>,
+        span: &dyn Fn() -> Span,
+        after_retries: impl FnOnce(&mut Self, &dyn Fn() -> Span),
+    ) -> Decision {
+        if self.frame.number > 1 {
+            after_retries(self, span);
+        } else {
+            let elapsed = if export::TIMES_EVERY_CALL {
+                self.started.map(|_| self.elapsed())
+            } else {
+                None
+            };
+            self.frame.site.first_try_success(elapsed);
+        }
+        success_seen(policy, self.frame.site);
+        self.ended = true;
+        if let Some(spans) = &mut self.spans {
+            spans.end();
+            spans.ended(self.frame.number);
+        }
+        Decision::Return
+    }
+
+    /// The classification of an attempt's error: a timeout's, else what the
+    /// body kept from the response, else the classifier's.
+    #[inline]
+    pub(super) fn error_class(&self, classify: impl FnOnce() -> Classification) -> Classification {
+        // One comparison on the path of an attempt that was not cut.
+        match self.timed_out.swap(RAN, Ordering::Relaxed) {
+            RAN => self.with_pushback(classify()),
+            cut => timeout_class(cut),
+        }
+    }
+}
+
+impl<B, C: Clock, S> Call<'_, B, C, S> {
+    /// The classification the body kept for this attempt's error (see
+    /// `error_for_status_with_pushback`), or the classifier's. Only the
+    /// `reqwest` feature keeps one.
+    #[cfg(feature = "reqwest")]
+    #[cold]
+    #[inline(never)]
+    pub(super) fn with_pushback(&self, seen: Classification) -> Classification {
+        crate::current::take_pushback(&self.frame.call_id, self.frame.number, seen)
+    }
+
+    /// Without the `reqwest` feature nothing keeps one.
+    #[cfg(not(feature = "reqwest"))]
+    #[inline(always)]
+    pub(super) fn with_pushback(&self, seen: Classification) -> Classification {
+        seen
+    }
+}
+
+/// What the logs say of a value that is a failure.
+pub(super) struct FailedValue(pub(super) Classification);
+
+impl fmt::Display for FailedValue {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0.code() {
+            Some(REJECTED) => f.write_str("if_result rejected the returned value"),
+            Some(code) => write!(f, "the returned value is a failure ({code})"),
+            None => f.write_str("the returned value is a failure"),
+        }
+    }
+}
+
+/// An error and the function that writes it, as one `Display` value.
+pub(super) struct Described<'e, E: ?Sized, D>(&'e E, D);
+
+impl<E: ?Sized, D> fmt::Display for Described<'_, E, D>
+where
+    D: Fn(&E, &mut fmt::Formatter<'_>) -> fmt::Result,
+{
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        (self.1)(self.0, f)
+    }
+}

@@ -1,0 +1,99 @@
+//! A retry decided whose attempt has not started yet, and a call dropped
+//! before a decision returned its outcome: the retry is counted when its
+//! attempt starts, and its budget token given back if it never does.
+
+use core::sync::atomic::Ordering;
+
+use super::Call;
+use super::cut::NEVER_RAN;
+use crate::class::Class;
+use crate::clock::Clock;
+
+/// No retry is pending.
+pub(super) const NO_RETRY: u8 = 0;
+/// A retry after a transient failure is pending.
+pub(super) const AFTER_TRANSIENT: u8 = 1;
+/// A retry after a rate-limited failure is pending.
+pub(super) const AFTER_RATE_LIMITED: u8 = 2;
+
+impl<B, C: Clock, S> Drop for Call<'_, B, C, S> {
+    #[inline]
+    fn drop(&mut self) {
+        if !self.ended {
+            self.cancelled();
+        }
+        if self.spans.is_some() {
+            self.drop_spans();
+        }
+    }
+}
+
+impl<B, C: Clock, S> Call<'_, B, C, S> {
+    #[cold]
+    #[inline(never)]
+    pub(super) fn drop_spans(&mut self) {
+        self.spans = None;
+    }
+
+    /// The call was dropped before a decision returned its outcome.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn cancelled(&mut self) {
+        self.frame.site.cancelled();
+        self.refund_pending_retry();
+    }
+
+    /// Gives back the budget token of a retry that was decided and will
+    /// never run.
+    pub(super) fn refund_pending_retry(&self) {
+        let pending = self.retry_pending.swap(NO_RETRY, Ordering::Relaxed);
+        if pending != NO_RETRY
+            && let Some(budget) = self.policy.budget
+        {
+            budget.refund_for(if pending == AFTER_RATE_LIMITED {
+                Class::RateLimited
+            } else {
+                Class::Transient
+            });
+        }
+    }
+
+    /// The deadline came before the attempt started (while it waited for
+    /// its permit, or during a wait that overran): it will never run. A
+    /// retry gives its token back; a first attempt takes back its deposit.
+    #[cold]
+    pub(super) fn never_ran(&self) {
+        self.timed_out.store(NEVER_RAN, Ordering::Relaxed);
+        if self.frame.number <= 1
+            && let Some(budget) = self.policy.budget
+        {
+            budget.take_back_deposit();
+        }
+        self.refund_pending_retry();
+    }
+
+    /// An attempt starts running (after its permit, if any): a retry that
+    /// was pending is now made.
+    #[inline]
+    pub(super) fn attempt_starts(&self) {
+        if self.retry_pending.load(Ordering::Relaxed) != NO_RETRY {
+            self.retry_starts();
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    pub(super) fn retry_starts(&self) {
+        self.retry_starts_inline();
+    }
+
+    /// [`retry_starts`](Self::retry_starts), inline: for the rest of a sync
+    /// call, made once for each backoff type, whose attempts after the
+    /// first each follow a retry and wait for no permit.
+    #[inline]
+    pub(super) fn retry_starts_inline(&self) {
+        if self.retry_pending.swap(NO_RETRY, Ordering::Relaxed) != NO_RETRY {
+            self.frame.site.retry();
+        }
+    }
+}

@@ -3,20 +3,18 @@
 //! attempt-count header).
 
 use core::cell::{Cell, RefCell};
-use core::fmt;
 use core::future::Future;
-use core::hash::BuildHasher as _;
 use core::marker::PhantomData;
 use core::mem;
 use core::num::NonZeroU32;
 use core::pin::Pin;
 use core::ptr;
-use core::sync::atomic::{AtomicU64, Ordering};
 use core::task::{Context, Poll};
 
+use crate::call_id::{CallId, CallIdCell};
 #[cfg(feature = "reqwest")]
 use crate::class::Classification;
-use crate::limit::{Acquire, ConcurrencyLimit, Permit};
+use crate::limit::{ConcurrencyLimit, Permit};
 use crate::stats::Site;
 
 /// The attempt in progress of a retried call.
@@ -72,81 +70,6 @@ impl Attempt {
     }
 }
 
-/// A random 128-bit id of one retried call, written as a UUID (version 4),
-/// fit to send as an `Idempotency-Key`.
-///
-/// ```
-/// use reattempt::{CallId, retry};
-///
-/// #[retry(max = 2, backoff = none)]
-/// fn send() -> std::io::Result<CallId> {
-///     Ok(reattempt::attempt().expect("inside the call").call_id())
-/// }
-///
-/// let id = send().unwrap();
-/// assert_eq!(CallId::from_u128(id.as_u128()), id);
-/// assert_eq!(id.to_string().len(), 36, "a UUID");
-/// ```
-#[derive(Clone, Copy, PartialEq, Eq, Hash)]
-pub struct CallId(u128);
-
-impl CallId {
-    /// A new random id.
-    pub fn random() -> CallId {
-        let keys = crate::rng::entropy();
-        let bits = (u128::from(keys.hash_one(0u8)) << 64) | u128::from(keys.hash_one(1u8));
-        // Version 4 and the RFC 4122 variant, so it reads as a UUID.
-        let bits = (bits & !(0xF << 76) & !(0x3 << 62)) | (0x4 << 76) | (0x2 << 62);
-        CallId(bits)
-    }
-
-    /// The id whose bits are `bits`, as read back from a log or a record.
-    pub const fn from_u128(bits: u128) -> CallId {
-        CallId(bits)
-    }
-
-    /// The id as a number.
-    pub const fn as_u128(&self) -> u128 {
-        self.0
-    }
-
-    /// The id as the value of an `Idempotency-Key` header, in the form the
-    /// IETF draft "The Idempotency-Key HTTP Header Field" gives: a UUID as
-    /// a structured-field string, in double quotes. The same on every
-    /// attempt of the call, so that the server can tell a retry from a new
-    /// request.
-    ///
-    /// ```
-    /// let key = reattempt::CallId::random().idempotency_key();
-    /// assert_eq!(key.len(), 38);
-    /// assert!(key.starts_with('"') && key.ends_with('"'));
-    /// ```
-    pub fn idempotency_key(&self) -> String {
-        format!("\"{self}\"")
-    }
-}
-
-impl fmt::Display for CallId {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let bits = self.0;
-        write!(
-            f,
-            "{:08x}-{:04x}-{:04x}-{:04x}-{:012x}",
-            bits >> 96,
-            (bits >> 80) & 0xFFFF,
-            (bits >> 64) & 0xFFFF,
-            (bits >> 48) & 0xFFFF,
-            bits & 0xFFFF_FFFF_FFFF
-        )
-    }
-}
-
-impl fmt::Debug for CallId {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "CallId({self})")
-    }
-}
-
 /// The attempt in progress, or `None` outside the body of a retried call.
 ///
 /// The call id is drawn the first time it is asked for, so calls that never
@@ -155,7 +78,7 @@ pub fn attempt() -> Option<Attempt> {
     with_current(|frame| Attempt {
         number: frame.number,
         max: frame.max.map(NonZeroU32::get),
-        call_id: CallId(frame.call_id.get_or_draw()),
+        call_id: frame.call_id.id(),
     })
 }
 
@@ -395,10 +318,10 @@ pub(crate) fn holding<T>(permit: Option<&Permit<'_>>, f: impl FnOnce() -> T) -> 
 /// A permit on the thread's list of held limits, until the guard drops,
 /// unwinding included. Guards drop in the order they were made (each lives
 /// in the scope of one attempt's poll or run), so each pops its own entry.
-struct Pushed;
+pub(crate) struct Pushed;
 
 impl Pushed {
-    fn new(permit: &Permit<'_>) -> Pushed {
+    pub(crate) fn new(permit: &Permit<'_>) -> Pushed {
         let entry = (ptr::from_ref(permit.limit()).addr(), permit.slot());
         HELD.with_borrow_mut(|held| held.push(entry));
         Pushed
@@ -450,51 +373,6 @@ pub(crate) fn outer() -> Option<&'static str> {
     with_current(|frame| frame.site.name())
 }
 
-/// A call's id, drawn the first time the body asks for it and the same on
-/// every attempt after. Atomic because an async call's attempts may run on
-/// different threads; only the thread polling the attempt reaches it.
-#[derive(Debug, Default)]
-pub(crate) struct CallIdCell([AtomicU64; 2]);
-
-impl CallIdCell {
-    /// The call's id, if the body or a log has drawn it.
-    #[cfg(feature = "reqwest")]
-    fn drawn(&self) -> Option<u128> {
-        let [high, low] = &self.0;
-        let low = low.load(Ordering::Acquire);
-        (low != 0).then(|| (u128::from(high.load(Ordering::Relaxed)) << 64) | u128::from(low))
-    }
-
-    /// The call's id, drawn now if the body has not asked for it yet.
-    pub(crate) fn id(&self) -> CallId {
-        CallId(self.get_or_draw())
-    }
-
-    /// The same id, if drawn, in a cell of its own.
-    #[inline]
-    fn moved(&self) -> CallIdCell {
-        let [high, low] = &self.0;
-        let low = low.load(Ordering::Acquire);
-        CallIdCell([
-            AtomicU64::new(high.load(Ordering::Relaxed)),
-            AtomicU64::new(low),
-        ])
-    }
-
-    fn get_or_draw(&self) -> u128 {
-        let [high, low] = &self.0;
-        let known = low.load(Ordering::Acquire);
-        if known != 0 {
-            return (u128::from(high.load(Ordering::Relaxed)) << 64) | u128::from(known);
-        }
-        // A version 4 id never has a zero low half: its variant bits are set.
-        let id = CallId::random().0;
-        high.store((id >> 64) as u64, Ordering::Relaxed);
-        low.store(id as u64, Ordering::Release);
-        id
-    }
-}
-
 /// What gives the frame of the attempt in progress: the call. Only the
 /// calls of this crate, [`Call`](crate::Call) and
 /// [`LazyCall`](crate::LazyCall), have one.
@@ -531,111 +409,9 @@ pub(crate) fn poll_in<K: HasFrame, F: Future>(
     future.poll(cx)
 }
 
-/// Where an attempt stands with the call's concurrency limit.
-#[derive(Debug)]
-enum Gate<'c> {
-    Open,
-    Waiting(Acquire<'c>),
-    /// The permit, returned by its `Drop`.
-    Holding(Permit<'c>),
-}
-
-pin_project_lite::pin_project! {
-    /// An attempt that holds a permit of a concurrency limit while it runs,
-    /// waiting for one first, and returns it as soon as it ends (or is
-    /// dropped).
-    #[derive(Debug)]
-    pub struct Limited<'c, F> {
-        // Declared first, so dropped first: an attempt dropped with its
-        // wrapper (its call was cancelled) lets go of what it holds before
-        // the permit passes on.
-        #[pin]
-        future: F,
-        gate: Gate<'c>,
-    }
-}
-
-impl<'c, F> Limited<'c, F> {
-    pub(crate) fn new(limit: Option<&'c ConcurrencyLimit>, future: F) -> Limited<'c, F> {
-        let gate = match limit {
-            Some(limit) => Gate::Waiting(limit.acquire()),
-            None => Gate::Open,
-        };
-        Limited { gate, future }
-    }
-}
-
-impl<F> Limited<'_, F> {
-    /// Whether it is still waiting for its permit: its attempt has not
-    /// started.
-    pub(crate) fn is_queued(&self) -> bool {
-        matches!(self.gate, Gate::Waiting(_))
-    }
-}
-
-impl<F: Future> Future for Limited<'_, F> {
-    type Output = F::Output;
-
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
-        let this = self.project();
-        let (mut future, gate) = (this.future, this.gate);
-        if let Gate::Waiting(waiting) = gate {
-            if waiting.is_new()
-                && let Some(slot) = held_slot(waiting.limit())
-            {
-                // Nested in an attempt that holds this limit: run under
-                // its permit, shared, so that it stays held while this
-                // attempt runs, should it outlive that one.
-                *gate = Gate::Holding(waiting.limit().share(slot));
-            } else {
-                match Pin::new(waiting).poll(cx) {
-                    Poll::Ready(permit) => *gate = Gate::Holding(permit),
-                    Poll::Pending => return Poll::Pending,
-                }
-            }
-        }
-        // The attempt is polled in one place only: each would be a copy of
-        // its code.
-        let _pushed = match &*gate {
-            Gate::Holding(permit) => Some(Pushed::new(permit)),
-            Gate::Open | Gate::Waiting(_) => None,
-        };
-        let poll = future.as_mut().poll(cx);
-        if poll.is_ready() {
-            // The attempt is over (an async body's locals are dropped as it
-            // returns): free the slot before the wait.
-            *gate = Gate::Open;
-        }
-        poll
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn call_ids_read_as_version_4_uuids() {
-        let id = CallId::random().to_string();
-        assert_eq!(id.len(), 36);
-        assert_eq!(&id[14..15], "4");
-        assert!(matches!(&id[19..20], "8" | "9" | "a" | "b"), "{id}");
-        assert_ne!(CallId::random(), CallId::random());
-    }
-
-    #[test]
-    fn call_ids_are_written_as_the_hex_of_their_bits() {
-        let id = CallId(0x0123_4567_89ab_4def_8123_4567_89ab_cdef);
-        assert_eq!(id.to_string(), "01234567-89ab-4def-8123-456789abcdef");
-        assert_eq!(
-            CallId(0).to_string(),
-            "00000000-0000-0000-0000-000000000000"
-        );
-        assert_eq!(
-            CallId(u128::MAX).to_string(),
-            "ffffffff-ffff-ffff-ffff-ffffffffffff"
-        );
-    }
 
     #[test]
     fn the_current_frame_is_restored_after_a_nested_one_and_after_a_panic() {

@@ -15,8 +15,8 @@
 
 use core::time::Duration;
 
+use crate::call_id::CallId;
 use crate::class::Classification;
-use crate::current::CallId;
 use crate::give_up::GiveUp;
 use crate::outcome::Outcome;
 

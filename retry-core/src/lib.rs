@@ -21,6 +21,7 @@ mod breaker;
 mod budget;
 mod calendar;
 mod call;
+mod call_id;
 mod class;
 mod classify;
 mod clock;
@@ -37,6 +38,7 @@ mod give_up;
 pub mod hooks;
 pub mod jitter;
 mod limit;
+mod limited;
 mod log;
 mod outcome;
 mod policy;
@@ -69,6 +71,7 @@ pub use budget::RetryBudget;
 #[cfg(feature = "tokio")]
 pub use call::Next;
 pub use call::{Boxed, Call, Decision, FailureState, FieldVisitor, Inline, LazyCall, Slot};
+pub use call_id::CallId;
 pub use class::{Applied, Class, Classification, Code, CodeKind, CodeTooLong};
 pub use classify::{
     ByType, Classified, ClassifiedValue, Classify, IntoClassification, classify_chain,
@@ -77,9 +80,10 @@ pub use classify::{grpc, http, mysql, postgres, redis};
 #[cfg(feature = "tokio")]
 pub use clock::TokioClock;
 pub use clock::{Clock, SystemClock, SystemReading};
-pub use current::{Attempt, CallId, HasFrame, Limited, attempt};
+pub use current::{Attempt, HasFrame, attempt};
 pub use give_up::GiveUp;
 pub use limit::{Acquire, ConcurrencyLimit, Permit};
+pub use limited::Limited;
 pub use outcome::{Fallible, FromBreakerOpen, FromTimeout, NoError, Outcome};
 pub use policy::{
     DEFAULT_ALERT_AFTER, DEFAULT_MAX_ATTEMPTS, DEFAULT_MAX_RETRY_AFTER, Nested, Policy,

@@ -38,8 +38,8 @@ use core::time::Duration;
 use tracing::field::Value;
 use tracing::{Level, Span};
 
+use crate::call_id::CallIdCell;
 use crate::class::Classification;
-use crate::current::CallIdCell;
 use crate::give_up::GiveUp;
 use crate::policy::Policy;
 use crate::stats::{Alert, Site};

@@ -15,8 +15,9 @@ use super::instead::Instead;
 use super::{Call, NEVER_RAN, NO_RETRY};
 use crate::backoff::Backoff;
 use crate::clock::Clock;
-use crate::current::{self, InSpan, Limited};
+use crate::current::{self, InSpan};
 use crate::limit::{ConcurrencyLimit, Permit};
+use crate::limited::Limited;
 use crate::policy::Policy;
 use crate::scoped::Scoped;
 

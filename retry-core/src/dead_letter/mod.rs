@@ -35,8 +35,8 @@ use std::sync::{Arc, LazyLock, Mutex, OnceLock, PoisonError};
 use std::time::SystemTime;
 
 use crate::calendar::rfc3339;
+use crate::call_id::CallId;
 use crate::class::Class;
-use crate::current::CallId;
 use crate::give_up::GiveUp;
 
 /// One call that failed for good.

@@ -1,0 +1,87 @@
+//! An attempt that holds a permit of a concurrency limit while it runs.
+
+use core::future::Future;
+use core::pin::Pin;
+use core::task::{Context, Poll};
+
+use crate::current::{Pushed, held_slot};
+use crate::limit::{Acquire, ConcurrencyLimit, Permit};
+
+/// Where an attempt stands with the call's concurrency limit.
+#[derive(Debug)]
+enum Gate<'c> {
+    Open,
+    Waiting(Acquire<'c>),
+    /// The permit, returned by its `Drop`.
+    Holding(Permit<'c>),
+}
+
+pin_project_lite::pin_project! {
+    /// An attempt that holds a permit of a concurrency limit while it runs,
+    /// waiting for one first, and returns it as soon as it ends (or is
+    /// dropped).
+    #[derive(Debug)]
+    pub struct Limited<'c, F> {
+        // Declared first, so dropped first: an attempt dropped with its
+        // wrapper (its call was cancelled) lets go of what it holds before
+        // the permit passes on.
+        #[pin]
+        future: F,
+        gate: Gate<'c>,
+    }
+}
+
+impl<'c, F> Limited<'c, F> {
+    pub(crate) fn new(limit: Option<&'c ConcurrencyLimit>, future: F) -> Limited<'c, F> {
+        let gate = match limit {
+            Some(limit) => Gate::Waiting(limit.acquire()),
+            None => Gate::Open,
+        };
+        Limited { gate, future }
+    }
+}
+
+impl<F> Limited<'_, F> {
+    /// Whether it is still waiting for its permit: its attempt has not
+    /// started.
+    pub(crate) fn is_queued(&self) -> bool {
+        matches!(self.gate, Gate::Waiting(_))
+    }
+}
+
+impl<F: Future> Future for Limited<'_, F> {
+    type Output = F::Output;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
+        let this = self.project();
+        let (mut future, gate) = (this.future, this.gate);
+        if let Gate::Waiting(waiting) = gate {
+            if waiting.is_new()
+                && let Some(slot) = held_slot(waiting.limit())
+            {
+                // Nested in an attempt that holds this limit: run under
+                // its permit, shared, so that it stays held while this
+                // attempt runs, should it outlive that one.
+                *gate = Gate::Holding(waiting.limit().share(slot));
+            } else {
+                match Pin::new(waiting).poll(cx) {
+                    Poll::Ready(permit) => *gate = Gate::Holding(permit),
+                    Poll::Pending => return Poll::Pending,
+                }
+            }
+        }
+        // The attempt is polled in one place only: each would be a copy of
+        // its code.
+        let _pushed = match &*gate {
+            Gate::Holding(permit) => Some(Pushed::new(permit)),
+            Gate::Open | Gate::Waiting(_) => None,
+        };
+        let poll = future.as_mut().poll(cx);
+        if poll.is_ready() {
+            // The attempt is over (an async body's locals are dropped as it
+            // returns): free the slot before the wait.
+            *gate = Gate::Open;
+        }
+        poll
+    }
+}

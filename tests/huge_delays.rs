@@ -3,6 +3,7 @@
 //! gives up at once when the wait would end past its deadline.
 
 use std::io::{self, ErrorKind};
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
 use reattempt::dynamic::{BackoffSpec, DynamicPolicy};
@@ -77,18 +78,47 @@ async fn with_a_deadline_a_duration_max_wait_gives_up_at_once() {
     assert_eq!(stats.give_ups.deadline, 1);
 }
 
+static ENDLESS: DynamicPolicy = DynamicPolicy::new()
+    .max_attempts(u32::MAX)
+    .backoff(BackoffSpec::None);
+
+#[retry(max = 3, backoff = none, policy = &ENDLESS)]
+fn configured_endless(calls: &AtomicU32) -> io::Result<()> {
+    calls.fetch_add(1, Ordering::Relaxed);
+    Err(reset())
+}
+
+static BOUNDED: DynamicPolicy = DynamicPolicy::new()
+    .max_attempts(u32::MAX)
+    .backoff(BackoffSpec::None)
+    .deadline(Duration::from_millis(50));
+
+#[retry(max = 3, backoff = none, policy = &BOUNDED)]
+fn configured_bounded(calls: &AtomicU32) -> io::Result<()> {
+    calls.fetch_add(1, Ordering::Relaxed);
+    Err(reset())
+}
+
 #[test]
 fn a_dynamic_policy_of_u32_max_attempts_without_backoff_or_deadline_is_refused() {
-    let base = reattempt::Policy::new(reattempt::dynamic::AnyBackoff::None(
-        reattempt::backoff::NoBackoff,
-    ))
-    .max_attempts(3);
-    let endless = DynamicPolicy::new()
-        .max_attempts(u32::MAX)
-        .backoff(BackoffSpec::None);
-    assert!(endless.apply(&base).is_err());
-    let bounded = endless.deadline(Duration::from_secs(5));
-    assert!(bounded.apply(&base).is_ok());
+    // On a thread of its own, so that a policy wrongly applied fails the
+    // test by its timeout instead of running for hours.
+    let (done, finished) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        // Refused: the call keeps to the static arguments' three attempts.
+        let endless = AtomicU32::new(0);
+        configured_endless(&endless).unwrap_err();
+        // With a deadline it applies: attempts go on past three until it.
+        let bounded = AtomicU32::new(0);
+        configured_bounded(&bounded).unwrap_err();
+        done.send((endless.into_inner(), bounded.into_inner()))
+            .unwrap();
+    });
+    let (endless, bounded) = finished
+        .recv_timeout(Duration::from_secs(60))
+        .expect("the endless policy was applied");
+    assert_eq!(endless, 3);
+    assert!(bounded > 3, "{bounded} attempts");
 }
 
 // A literal past what `u64` nanoseconds hold (about 584 years): the policy

@@ -83,31 +83,6 @@ pub enum Decision {
 
 /// One call of a retried function: its attempt count, its clock and its
 /// jitter state.
-///
-/// ```
-/// use reattempt_core::stats::Site;
-/// use reattempt_core::{Call, Classification, Decision, GiveUp, NoFailure, Policy, SystemClock};
-/// use reattempt_core::backoff::Fixed;
-/// use std::time::Duration;
-///
-/// static SITE: Site = Site::new("doc");
-/// let policy = Policy::new(Fixed::new(Duration::from_millis(10))).max_attempts(2);
-/// let mut call = Call::new(&policy, &SITE, SystemClock);
-/// let mut decide = |outcome: Result<(), &str>| {
-///     call.decide(
-///         &policy,
-///         &outcome,
-///         |_| Classification::transient(),
-///         |e, f| f.write_str(e),
-///         NoFailure,
-///         tracing::Span::none,
-///         |_| {},
-///     )
-/// };
-///
-/// assert_eq!(decide(Err("busy")), Decision::Retry(Duration::from_millis(10)));
-/// assert_eq!(decide(Err("busy")), Decision::GiveUp(GiveUp::Exhausted));
-/// ```
 #[derive(Debug)]
 pub struct Call<'p, B, C: Clock, S = Boxed> {
     policy: &'p Policy<B>,
@@ -124,7 +99,7 @@ pub struct Call<'p, B, C: Clock, S = Boxed> {
     ended: bool,
     /// A retry was decided (its budget token taken) and its attempt has
     /// not started yet: [`NO_RETRY`], or the failure it follows
-    /// ([`AFTER_TRANSIENT`], [`AFTER_RATE_LIMITED`]). It is counted when it
+    /// ([`AFTER_TRANSIENT`](pending::AFTER_TRANSIENT), [`AFTER_RATE_LIMITED`](pending::AFTER_RATE_LIMITED)). It is counted when it
     /// starts, and its token given back if the call is dropped first.
     retry_pending: AtomicU8,
     /// The call's spans, when a subscriber is interested; dropped by
@@ -264,7 +239,7 @@ impl<'p, B: Backoff, C: Clock, S: Slot> Call<'p, B, C, S> {
     /// `describe` for the logs), of the value (`judge_value`: a closure
     /// that gives the classification of a value that is a failure, as an
     /// HTTP response with an error status or a value `if_result` rejects,
-    /// else `None`; or [`NoFailure`](crate::NoFailure) when no value is),
+    /// else `None`; or [`NoFailure`](crate::read_outcome::NoFailure) when no value is),
     /// `span`, the span the call's log events go in, and `fields`, which
     /// shows a visitor the arguments named in `fields(..)` for records. Each
     /// is called only on the path that needs it.
@@ -519,6 +494,29 @@ mod tests {
         fn since(&self, earlier: Instant) -> Duration {
             self.now.get().saturating_duration_since(earlier)
         }
+    }
+
+    #[test]
+    fn a_call_retries_a_transient_failure_then_gives_up_when_attempts_run_out() {
+        static SITE: Site = Site::new("call_gives_up");
+        let policy = Policy::new(Fixed::new(Duration::from_millis(10))).max_attempts(2);
+        let mut call = Call::new(&policy, &SITE, SystemClock);
+        let mut decide = |outcome: Result<(), &str>| {
+            call.decide(
+                &policy,
+                &outcome,
+                |_| Classification::transient(),
+                |e, f| f.write_str(e),
+                NoFailure,
+                Span::none,
+                |_| {},
+            )
+        };
+        assert_eq!(
+            decide(Err("busy")),
+            Decision::Retry(Duration::from_millis(10))
+        );
+        assert_eq!(decide(Err("busy")), Decision::GiveUp(GiveUp::Exhausted));
     }
 
     fn describe(e: &&str, f: &mut fmt::Formatter<'_>) -> fmt::Result {

@@ -222,7 +222,7 @@ impl Frame {
     }
 
     /// Makes this frame, of the first attempt of a call that has no
-    /// [`Call`](crate::Call) yet, the one [`attempt()`] sees until
+    /// [`Call`](crate::call::Call) yet, the one [`attempt()`] sees until
     /// [`FirstEntered::leave`]. The guard stands for the call too: dropped,
     /// which only unwinding does (the attempt's, or the judgement's of its
     /// outcome), it puts back the frame that was current before and counts
@@ -374,8 +374,8 @@ pub(crate) fn outer() -> Option<&'static str> {
 }
 
 /// What gives the frame of the attempt in progress: the call. Only the
-/// calls of this crate, [`Call`](crate::Call) and
-/// [`LazyCall`](crate::LazyCall), have one.
+/// calls of this crate, [`Call`](crate::call::Call) and
+/// [`LazyCall`](crate::call::LazyCall), have one.
 pub trait HasFrame: sealed::Sealed {
     /// Called as an attempt starts running, on every poll of it.
     #[doc(hidden)]

@@ -13,9 +13,10 @@ use core::time::Duration;
 use crate::backoff::{Backoff, Exponential, Fibonacci, Fixed, Linear, NoBackoff};
 use crate::jitter::Jitter;
 use crate::policy::Policy;
-use crate::stats::Site;
 
-/// One of the built-in curves, chosen at run time.
+/// One of the built-in curves, chosen at run time: the curve of a
+/// function with `policy = ..`. Named by the expansion only.
+#[doc(hidden)]
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum AnyBackoff {
     /// [`Exponential`].
@@ -205,8 +206,33 @@ impl DynamicPolicy {
         self
     }
 
+    /// Whether the overrides are valid on their own: what a call would
+    /// refuse, with a WARN, before using them over a function with no
+    /// deadline and the attribute's default curve and `max`. A policy read
+    /// from configuration can be checked as it is read, rather than at the
+    /// first call.
+    ///
+    /// ```
+    /// use reattempt::dynamic::{BackoffSpec, DynamicPolicy, InvalidPolicy};
+    /// use std::time::Duration;
+    ///
+    /// let endless = DynamicPolicy::new().max_attempts(u32::MAX).backoff(BackoffSpec::None);
+    /// assert_eq!(
+    ///     endless.check(),
+    ///     Err(InvalidPolicy::TooManyAttemptsWithoutDeadline(u32::MAX))
+    /// );
+    /// assert_eq!(endless.deadline(Duration::from_secs(5)).check(), Ok(()));
+    /// ```
+    pub fn check(&self) -> Result<(), InvalidPolicy> {
+        let defaults = Policy::new(AnyBackoff::Exponential(Exponential::DEFAULT));
+        self.apply(&defaults).map(drop)
+    }
+
     /// The static policy with these overrides, or why they are invalid.
-    pub fn apply(&self, base: &Policy<AnyBackoff>) -> Result<Policy<AnyBackoff>, InvalidPolicy> {
+    pub(crate) fn apply(
+        &self,
+        base: &Policy<AnyBackoff>,
+    ) -> Result<Policy<AnyBackoff>, InvalidPolicy> {
         let mut policy = *base;
         if let Some(attempts) = self.max_attempts {
             if attempts == 0 {
@@ -299,14 +325,11 @@ pub const MAX_ATTEMPTS_WITHOUT_DEADLINE: u32 = 1_000;
 /// Why a dynamic policy was not used.
 ///
 /// ```
-/// use reattempt::backoff::Fixed;
-/// use reattempt::dynamic::{AnyBackoff, DynamicPolicy, InvalidPolicy};
-/// use reattempt::Policy;
-/// use std::time::Duration;
+/// use reattempt::dynamic::{DynamicPolicy, InvalidPolicy};
 ///
-/// let base = Policy::new(AnyBackoff::Fixed(Fixed::new(Duration::from_millis(100))));
-/// let zero = DynamicPolicy::new().max_attempts(0).apply(&base);
+/// let zero = DynamicPolicy::new().max_attempts(0).check();
 /// assert_eq!(zero.unwrap_err(), InvalidPolicy::ZeroAttempts);
+/// assert_eq!(zero.unwrap_err().to_string(), "max_attempts is 0; it counts attempts, the first included");
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq)]
 #[non_exhaustive]
@@ -369,7 +392,7 @@ impl std::error::Error for InvalidPolicy {}
 
 impl InvalidPolicy {
     /// A number per variant, so that each kind of problem is logged once.
-    fn kind(&self) -> u32 {
+    pub(crate) fn kind(&self) -> u32 {
         match self {
             InvalidPolicy::ZeroAttempts => 0,
             InvalidPolicy::Factor(_) => 1,
@@ -378,51 +401,6 @@ impl InvalidPolicy {
             InvalidPolicy::Zero(_) => 4,
             InvalidPolicy::UnboundedWithoutDeadline => 5,
             InvalidPolicy::TooManyAttemptsWithoutDeadline(_) => 6,
-        }
-    }
-}
-
-/// The kind under which a dynamic `attempt_timeout` that the function
-/// cannot honour is logged, after [`InvalidPolicy`]'s.
-const TIMEOUT_LEFT_OUT: u32 = 7;
-
-/// The policy of one call: the dynamic one when valid, else the static one
-/// with a WARN, once per kind of problem (the first value of each kind is
-/// the one logged). Where attempts cannot be cut (`cuts` is false: a sync
-/// function, or an error type that cannot stand for a timeout), a dynamic
-/// `attempt_timeout` is left out, with a WARN once, and the rest applies.
-pub(crate) fn resolve(
-    base: &Policy<AnyBackoff>,
-    dynamic: &DynamicPolicy,
-    site: &Site,
-    cuts: bool,
-) -> Policy<AnyBackoff> {
-    match dynamic.apply(base) {
-        Ok(mut policy) => {
-            if !cuts && dynamic.attempt_timeout.is_some() {
-                if site.first_time(TIMEOUT_LEFT_OUT) {
-                    tracing::warn!(
-                        target: "reattempt",
-                        function = site.name(),
-                        reason = "its attempts cannot be cut: attempt_timeout needs an async \
-                                  function whose error type has From<AttemptTimeout>",
-                        "dynamic attempt_timeout left out",
-                    );
-                }
-                policy.attempt_timeout = base.attempt_timeout;
-            }
-            policy
-        }
-        Err(problem) => {
-            if site.first_time(problem.kind()) {
-                tracing::warn!(
-                    target: "reattempt",
-                    function = site.name(),
-                    problem = %problem,
-                    "invalid dynamic policy; using the static arguments",
-                );
-            }
-            *base
         }
     }
 }

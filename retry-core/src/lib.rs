@@ -8,9 +8,13 @@
 //!   errors are worth retrying. Built-in tables: [`std::io::Error`] and
 //!   [HTTP statuses](http) with `Retry-After`.
 //! - [`backoff`] and [`jitter`]: pure, overflow-free delay math.
-//! - [`Policy`], [`Call`], [`Decision`]: what the expansion builds and drives.
+//! - [`Policy`]: what a function's arguments make.
 //! - [`hooks`], [`attempt()`], [`testing`]: what hooks see, what the body
 //!   sees, and instant waits for tests.
+//!
+//! The root shows what the facade shows. The attempt state machine that
+//! the expansion drives, its futures and its clocks are named by the
+//! expansion only, under a hidden module.
 
 #![deny(missing_docs)]
 #![deny(unsafe_op_in_unsafe_fn, clippy::undocumented_unsafe_blocks)]
@@ -22,6 +26,7 @@ mod budget;
 mod calendar;
 mod call;
 mod call_id;
+mod call_policy;
 mod class;
 mod classify;
 mod clock;
@@ -42,6 +47,7 @@ mod limited;
 mod log;
 mod outcome;
 mod policy;
+mod preset;
 mod read_outcome;
 mod rng;
 mod scoped;
@@ -68,29 +74,18 @@ pub mod __private;
 
 pub use breaker::{BreakerOpen, RetryBreaker};
 pub use budget::RetryBudget;
-#[cfg(feature = "tokio")]
-pub use call::Next;
-pub use call::{Boxed, Call, Decision, FailureState, FieldVisitor, Inline, LazyCall, Slot};
 pub use call_id::CallId;
 pub use class::{Applied, Class, Classification, Code, CodeKind, CodeTooLong};
 pub use classify::{
     ByType, Classified, ClassifiedValue, Classify, IntoClassification, classify_chain,
 };
 pub use classify::{grpc, http, mysql, postgres, redis};
-#[cfg(feature = "tokio")]
-pub use clock::TokioClock;
-pub use clock::{Clock, SystemClock, SystemReading};
-pub use current::{Attempt, HasFrame, attempt};
+pub use current::{Attempt, attempt};
 pub use give_up::GiveUp;
-pub use limit::{Acquire, ConcurrencyLimit, Permit};
-pub use limited::Limited;
+pub use limit::ConcurrencyLimit;
 pub use outcome::{Fallible, FromBreakerOpen, FromTimeout, NoError, Outcome};
 pub use policy::{
     DEFAULT_ALERT_AFTER, DEFAULT_MAX_ATTEMPTS, DEFAULT_MAX_RETRY_AFTER, Nested, Policy,
 };
-pub use read_outcome::{DynJudge, JudgeValue, NoFailure};
-pub use scoped::{CallRef, Scoped};
 pub use stats::Alert;
 pub use timeout::AttemptTimeout;
-#[cfg(feature = "tokio")]
-pub use wait::Wait;

@@ -18,11 +18,13 @@ pub use crate::call::{
     Boxed, Call, Deadline, Decision, FieldVisitor, Inline, Late, LazyCall, NoDeadline, Within,
     no_fields, no_span, run_sync,
 };
+pub use crate::call_policy::{PolicySource, dynamic_policy};
 pub use crate::class::Classification;
 pub use crate::classify::{Classified, ClassifiedValue, Classify, IntoClassification};
 pub use crate::clock::SystemClock;
 #[cfg(feature = "tokio")]
 pub use crate::clock::TokioClock;
+pub use crate::clock::thread_sleep;
 pub use crate::const_policy::{
     ALERT_AFTER_SHIFT, ConstPolicy, ExpOf, FibonacciOf, FixedOf, IGNORE_RETRY_AFTER,
     JITTER_DECORRELATED, JITTER_EQUAL, JITTER_FULL, JITTER_NONE, LinearOf, NESTED_SINGLE, NONE,
@@ -34,6 +36,7 @@ pub use crate::jitter::Jitter;
 pub use crate::outcome::{Fallible, FromBreakerOpen, FromTimeout, Outcome};
 pub use crate::policy::Nested;
 pub use crate::policy::Policy;
+pub use crate::preset::external_api;
 pub use crate::read_outcome::{
     ErrorProbe, Fallback, JudgeValue, LastResort, NoFailure, Probe, ValueProbe,
 };
@@ -105,48 +108,10 @@ impl<'v, T: ?Sized> MovedAway<'v, T> for Moved<'v, T> {
     }
 }
 
-/// The policy of one call under `policy = ...`: the dynamic policy over the
-/// static arguments, or those alone (with a WARN, once) when it is invalid.
-/// `cuts`: whether the function's attempts can be cut, which a dynamic
-/// `attempt_timeout` needs.
-#[inline]
-pub fn dynamic_policy<T: PolicySource>(
-    base: &Policy<AnyBackoff>,
-    dynamic: T,
-    site: &Site,
-    cuts: bool,
-) -> Policy<AnyBackoff> {
-    crate::dynamic::resolve(base, dynamic.borrow(), site, cuts)
-}
-
-/// What `policy = ...` evaluates to: a `DynamicPolicy`, or what lends one
-/// by `Borrow` (a reference, a `Box`, an `Arc`).
-#[diagnostic::on_unimplemented(
-    message = "`policy = ..` takes a `reattempt::dynamic::DynamicPolicy`, not `{Self}`",
-    label = "not a dynamic policy",
-    note = "the expression is evaluated on every call; it may give the policy itself, a reference to one, or an `Arc<DynamicPolicy>`"
-)]
-pub trait PolicySource: core::borrow::Borrow<DynamicPolicy> {}
-
-impl<T: core::borrow::Borrow<DynamicPolicy>> PolicySource for T {}
-
 /// Without `if_result` the function must return a `Result`; spanned at the
 /// return type so a function that does not is reported there.
 #[inline(always)]
 pub fn assert_fallible<R: Fallible + ?Sized>(_: &R) {}
-
-/// The classification of `preset = external_api`: 4xx statuses other than
-/// 408 and 429 are never retried.
-pub fn external_api(class: Classification) -> Classification {
-    match class.code().and_then(|code| code.parse::<u16>().ok()) {
-        Some(status @ 400..=499)
-            if status != 408 && status != 429 && class.class().is_retryable() =>
-        {
-            Classification::logical().with_code(status)
-        }
-        _ => class,
-    }
-}
 
 /// Calls a hook, giving a closure its argument type.
 #[inline]
@@ -289,18 +254,10 @@ pub trait SleepFuture: Future<Output = ()> {}
 
 impl<S: Future<Output = ()>> SleepFuture for S {}
 
-/// The default sleep of sync functions.
-#[inline]
-pub fn thread_sleep(delay: Duration) {
-    if !delay.is_zero() {
-        std::thread::sleep(delay);
-    }
-}
-
 /// The default sleep of async functions: tokio's timer, kept by the call.
 #[cfg(feature = "tokio")]
 #[inline]
-pub fn wait<K: Waits>(call: &mut K, delay: Duration) -> crate::Wait<'_> {
+pub fn wait<K: Waits>(call: &mut K, delay: Duration) -> crate::wait::Wait<'_> {
     call.wait_for(delay)
 }
 
@@ -308,7 +265,7 @@ pub fn wait<K: Waits>(call: &mut K, delay: Duration) -> crate::Wait<'_> {
 #[cfg(feature = "tokio")]
 pub trait Waits {
     /// Waits `delay` on the call's timer.
-    fn wait_for(&mut self, delay: Duration) -> crate::Wait<'_>;
+    fn wait_for(&mut self, delay: Duration) -> crate::wait::Wait<'_>;
 }
 
 #[cfg(feature = "tokio")]
@@ -316,7 +273,7 @@ impl<B: crate::backoff::Backoff, C: crate::clock::Clock, S: crate::call::Slot> W
     for Call<'_, B, C, S>
 {
     #[inline]
-    fn wait_for(&mut self, delay: Duration) -> crate::Wait<'_> {
+    fn wait_for(&mut self, delay: Duration) -> crate::wait::Wait<'_> {
         self.wait(delay)
     }
 }
@@ -324,7 +281,7 @@ impl<B: crate::backoff::Backoff, C: crate::clock::Clock, S: crate::call::Slot> W
 #[cfg(feature = "tokio")]
 impl<B: crate::backoff::Backoff, C: crate::clock::Clock + Copy> Waits for LazyCall<'_, B, C> {
     #[inline]
-    fn wait_for(&mut self, delay: Duration) -> crate::Wait<'_> {
+    fn wait_for(&mut self, delay: Duration) -> crate::wait::Wait<'_> {
         self.wait(delay)
     }
 }

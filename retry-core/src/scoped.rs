@@ -13,7 +13,7 @@ use core::task::{Context, Poll};
 use crate::current::{HasFrame, poll_in, sealed};
 
 /// How an attempt reaches its call: by shared reference, or, for an attempt
-/// of a [`LazyCall`](crate::LazyCall) that first waits out its retry's
+/// of a [`LazyCall`](crate::call::LazyCall) that first waits out its retry's
 /// delay, by unique one.
 pub trait CallRef: sealed::Sealed {
     /// The call.

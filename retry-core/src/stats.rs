@@ -173,7 +173,8 @@ fn from(site: Option<&'static Site>) -> impl Iterator<Item = &'static Site> {
 
 /// What one retried function keeps between calls: its statistics, its
 /// alert streak, and what it has already warned about. The expansion makes
-/// one `static` of it per function.
+/// one `static` of it per function, and names it only there.
+#[doc(hidden)]
 #[derive(Debug)]
 pub struct Site {
     name: &'static str,

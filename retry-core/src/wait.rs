@@ -8,7 +8,7 @@ use core::task::{Context, Poll};
 use crate::default_timer::DefaultTimer;
 
 /// A wait on the timer a call keeps with its failure state, made by
-/// [`Call::wait`](crate::Call::wait). It borrows the timer rather than
+/// [`Call::wait`](crate::call::Call::wait). It borrows the timer rather than
 /// owning it, so that it adds a pointer to the function's future, not a
 /// timer.
 #[derive(Debug)]
@@ -24,7 +24,7 @@ impl<'c> Wait<'c> {
 impl Future for Wait<'_> {
     type Output = ();
 
-    /// Out of line, as [`Call::wait`](crate::Call::wait) is.
+    /// Out of line, as [`Call::wait`](crate::call::Call::wait) is.
     #[inline(never)]
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
         match &mut self.0 {

@@ -37,31 +37,6 @@ use crate::stats::Site;
 ///
 /// [`next`]: LazyCall::next
 /// [`retries`]: LazyCall::retries
-///
-/// ```
-/// use reattempt_core::stats::Site;
-/// use reattempt_core::{Classification, Decision, GiveUp, LazyCall, NoFailure, Policy, SystemClock};
-/// use reattempt_core::backoff::Fixed;
-/// use std::time::Duration;
-///
-/// static SITE: Site = Site::new("doc_lazy");
-/// static POLICY: Policy<Fixed> = Policy::new(Fixed::new(Duration::from_millis(10))).max_attempts(2);
-/// let mut call = LazyCall::new(&POLICY, &SITE, SystemClock);
-/// let mut decide = |outcome: Result<(), &str>| {
-///     call.decide(
-///         &POLICY,
-///         &outcome,
-///         |_| Classification::transient(),
-///         |e, f| f.write_str(e),
-///         NoFailure,
-///         tracing::Span::none,
-///         |_| {},
-///     )
-/// };
-///
-/// assert_eq!(decide(Err("busy")), Decision::Retry(Duration::from_millis(10)));
-/// assert_eq!(decide(Err("busy")), Decision::GiveUp(GiveUp::Exhausted));
-/// ```
 #[derive(Debug)]
 pub struct LazyCall<'p, B, C: Clock> {
     /// Dropped by `Drop`: a built call out of line, so that the drop of a
@@ -373,6 +348,22 @@ mod tests {
             Span::none,
             |_| {},
         )
+    }
+
+    #[test]
+    fn a_lazy_call_retries_a_transient_failure_then_gives_up_when_attempts_run_out() {
+        static SITE: Site = Site::new("lazy_call_gives_up");
+        static POLICY: Policy<Fixed> =
+            Policy::new(Fixed::new(Duration::from_millis(10))).max_attempts(2);
+        let mut call = LazyCall::new(&POLICY, &SITE, SystemClock);
+        assert_eq!(
+            decide(&mut call, &POLICY, Err("busy")),
+            Decision::Retry(Duration::from_millis(10))
+        );
+        assert_eq!(
+            decide(&mut call, &POLICY, Err("busy")),
+            Decision::GiveUp(crate::GiveUp::Exhausted)
+        );
     }
 
     /// Polls `attempt` once, as the expansion's loop does, and gives what

@@ -168,7 +168,7 @@ impl<B: Backoff, C: Clock, S: Slot> Call<'_, B, C, S> {
     /// for its outcome ([`Instead`]): the attempt's outcome, or, if the
     /// timer fires first, what stands for it. The timer is set to what
     /// `left` gives and polled while `runs` says that it runs; its firing
-    /// is `FIRED` ([`TIMED_OUT`], or [`NEVER_RAN`] for a wait for a
+    /// is `FIRED` ([`TIMED_OUT`](super::cut::TIMED_OUT), or [`NEVER_RAN`] for a wait for a
     /// permit). All three are types, not values, so they take no room in
     /// the future. With no time left at all (the deadline passed while the
     /// wait before it overran), the attempt does not start: what stands
@@ -292,7 +292,7 @@ impl<B: Backoff, C: Clock, S: Slot> Call<'_, B, C, S> {
     }
 
     /// Sets the wait of `delay`, which is not zero, that the next attempt
-    /// of a [`LazyCall`] waits out before it runs ([`Next`]).
+    /// of a [`LazyCall`](super::LazyCall) waits out before it runs ([`Next`](super::Next)).
     #[cfg(feature = "tokio")]
     #[inline(never)]
     pub(super) fn wait_before_next(&mut self, delay: Duration) {
@@ -301,8 +301,8 @@ impl<B: Backoff, C: Clock, S: Slot> Call<'_, B, C, S> {
         self.failures().timer.waiting = true;
     }
 
-    /// What comes before each poll of an attempt of a [`LazyCall`]'s
-    /// built call ([`Next`]): the wait its retry set, then its span. Out of
+    /// What comes before each poll of an attempt of a [`LazyCall`](super::LazyCall)'s
+    /// built call ([`Next`](super::Next)): the wait its retry set, then its span. Out of
     /// line, and cold, as only a retry or a traced call reaches it: so the
     /// path of a first attempt is laid out without it.
     #[cfg(feature = "tokio")]

@@ -175,6 +175,54 @@ fn a_deadline_give_up_says_so_with_virtual_elapsed_time() {
     assert_eq!(field(last, "elapsed_ms"), 2000);
 }
 
+#[retry(max = 2, backoff = fixed(1s))]
+async fn slow_first_attempt() -> io::Result<()> {
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    Err(ErrorKind::ConnectionReset.into())
+}
+
+/// Whatever the call's arguments, a listening subscriber sees the time
+/// since the call started, its first attempt included: never a shorter
+/// span under the same name.
+#[test]
+fn elapsed_ms_counts_from_the_start_of_the_call_first_attempt_included() {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .start_paused(true)
+        .build()
+        .unwrap();
+    let (events, text) = capture(|| {
+        runtime.block_on(slow_first_attempt()).unwrap_err();
+    });
+    // 0-3 s the first attempt, 3-4 s the wait, 4-7 s the second.
+    assert_eq!(events.len(), 2, "{text}");
+    assert_eq!(field(&events[0], "message"), "attempt failed; retrying");
+    assert_eq!(field(&events[0], "elapsed_ms"), 3000);
+    assert_eq!(field(&events[1], "message"), "giving up");
+    assert_eq!(field(&events[1], "elapsed_ms"), 7000);
+}
+
+#[retry(max = 2, backoff = fixed(10ms))]
+fn slow_sync_first_attempt(calls: &Cell<u32>) -> io::Result<()> {
+    calls.set(calls.get() + 1);
+    if calls.get() == 1 {
+        std::thread::sleep(Duration::from_millis(30));
+    }
+    Err(ErrorKind::ConnectionReset.into())
+}
+
+#[test]
+fn a_sync_calls_elapsed_ms_counts_its_first_attempt_too() {
+    let calls = Cell::new(0);
+    let (events, text) = capture(|| {
+        slow_sync_first_attempt(&calls).unwrap_err();
+    });
+    assert_eq!(events.len(), 2, "{text}");
+    let at = |event: &Value| field(event, "elapsed_ms").as_u64().unwrap();
+    assert!(at(&events[0]) >= 30, "{text}");
+    assert!(at(&events[1]) >= 40, "{text}");
+}
+
 #[derive(Debug)]
 struct Order {
     id: u32,

@@ -266,23 +266,31 @@ async fn slow_and_fine() -> io::Result<()> {
     Ok(())
 }
 
-/// With the `metrics` feature a first-try success is timed too, on the
-/// function's clock (tokio's, paused here) at both ends.
+/// With the `timing` feature (which `metrics` turns on) a first-try
+/// success is timed too, on the function's clock (tokio's, paused here) at
+/// both ends.
 #[tokio::test(start_paused = true)]
 async fn a_first_try_success_is_timed_on_the_functions_clock() {
     slow_and_fine().await.unwrap();
     let stats = reattempt::stats::get("stats::slow_and_fine").unwrap();
     assert_eq!(stats.first_try_successes, 1);
     // Without the feature, a first-try success reads no clock.
-    let timed = if cfg!(feature = "metrics") { 3 } else { 0 };
-    assert_eq!(stats.time, Duration::from_secs(timed));
+    let (time, timed) = if cfg!(feature = "timing") {
+        (3, 1)
+    } else {
+        (0, 0)
+    };
+    assert_eq!(stats.time, Duration::from_secs(time));
+    assert_eq!(stats.timed_calls, timed);
 }
 
-/// Without a deadline or hooks a call's clock is first read when its first
-/// attempt fails, so the time leaves out that attempt; with either, it is
-/// read as the call starts (hooks see the time since then).
+/// A retried call's time counts from its start, its first attempt
+/// included, or it is not counted: the clock is read as a call starts when
+/// its time will be seen (a deadline, hooks, a dead-letter sink, a
+/// subscriber that listens, or the `timing` feature), and a call that read
+/// none is left out of `time` and of `timed_calls`.
 #[tokio::test(start_paused = true)]
-async fn what_the_time_of_a_retried_call_covers() {
+async fn a_retried_calls_time_counts_from_its_start_or_not_at_all() {
     // 0-3 s the first attempt fails, 3-4 s the wait, 4-7 s the second.
     slow_then_fine(&AtomicU32::new(0)).await.unwrap();
     slow_then_fine_with_deadline(&AtomicU32::new(0))
@@ -291,19 +299,28 @@ async fn what_the_time_of_a_retried_call_covers() {
     slow_then_fine_with_a_hook(&AtomicU32::new(0))
         .await
         .unwrap();
-    let time = |name| reattempt::stats::get(name).unwrap().time;
-    // The `metrics` feature reads every call's clock as it starts.
-    let from_the_first_failure = if cfg!(feature = "metrics") { 7 } else { 4 };
+    let stats = |name| reattempt::stats::get(name).unwrap();
+    let plain = stats("stats::slow_then_fine");
+    let (time, timed) = if cfg!(feature = "timing") {
+        (7, 1)
+    } else {
+        (0, 0)
+    };
     assert_eq!(
-        time("stats::slow_then_fine"),
-        Duration::from_secs(from_the_first_failure)
+        (plain.time, plain.timed_calls),
+        (Duration::from_secs(time), timed)
     );
     let from_the_start = [
         "stats::slow_then_fine_with_deadline",
         "stats::slow_then_fine_with_a_hook",
     ];
     for name in from_the_start {
-        assert_eq!(time(name), Duration::from_secs(7), "{name}");
+        let stats = stats(name);
+        assert_eq!(
+            (stats.time, stats.timed_calls),
+            (Duration::from_secs(7), 1),
+            "{name}"
+        );
     }
 }
 
@@ -334,11 +351,14 @@ fn the_time_of_a_retried_sync_call_is_real_time() {
     let outer = std::time::Instant::now();
     sync_slow_then_fine(&AtomicU32::new(0)).unwrap();
     let first = outer.elapsed();
-    // From the first failure: the 20 ms wait and the 30 ms second attempt
-    // (with `metrics`, from the start: the first attempt's 30 ms too).
-    let covered = if cfg!(feature = "metrics") { 80 } else { 50 };
+    // With the `timing` feature, from the start: both attempts' 30 ms and
+    // the 20 ms wait; without it the call is not timed at all.
     let measured = time("stats::sync_slow_then_fine");
-    assert!(measured >= Duration::from_millis(covered), "{measured:?}");
+    if cfg!(feature = "timing") {
+        assert!(measured >= Duration::from_millis(80), "{measured:?}");
+    } else {
+        assert_eq!(measured, Duration::ZERO);
+    }
     assert!(measured <= first, "{measured:?} > {first:?}");
 
     let outer = std::time::Instant::now();

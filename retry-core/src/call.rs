@@ -24,6 +24,7 @@ use crate::give_up::GiveUp;
 use crate::hooks::Context;
 use crate::jitter::Rng;
 use crate::limited::Limited;
+use crate::log;
 use crate::outcome::{FromBreakerOpen, FromTimeout, Outcome};
 use crate::policy::Policy;
 use crate::read_outcome::JudgeValue;
@@ -116,8 +117,7 @@ pub(crate) const REJECTED: &str = "if_result";
 impl<'p, B: Backoff, C: Clock> Call<'p, B, C, Boxed> {
     /// A call about to make its first attempt, which boxes its failure
     /// state at the first failure. The clock is read now only when the
-    /// policy has a deadline, so the success path of a call without one
-    /// costs no clock read.
+    /// call's time will be seen ([`timed_from_start`]).
     #[inline]
     pub fn new(policy: &'p Policy<B>, site: &'static Site, clock: C) -> Call<'p, B, C, Boxed> {
         Call::start(policy, site, clock)
@@ -139,16 +139,38 @@ impl<'p, B: Backoff, C: Clock> Call<'p, B, C, Inline> {
 }
 
 /// What a call does as it starts, before its first attempt: the site
-/// registered and the budget's deposit made. Gives the start time, read now
-/// for a deadline or the duration metric, otherwise not before the first
-/// failure.
+/// registered and the budget's deposit made. Gives the start time when the
+/// call's time will be seen ([`timed_from_start`]); `watched`: whether a
+/// subscriber was ever set ([`spans::may_start`]), which the caller has
+/// asked already.
 #[inline]
-fn starts<B, C: Clock>(policy: &Policy<B>, site: &'static Site, clock: &C) -> Option<C::Reading> {
+fn starts<B, C: Clock>(
+    policy: &Policy<B>,
+    site: &'static Site,
+    clock: &C,
+    watched: bool,
+) -> Option<C::Reading> {
     site.register();
     if let Some(budget) = policy.budget {
         budget.deposit();
     }
-    (policy.deadline.is_some() || export::TIMES_EVERY_CALL).then(|| clock.now())
+    timed_from_start(policy, watched).then(|| clock.now())
+}
+
+/// Whether a call reads its clock as it starts: when something will see
+/// its time, which then counts from there, first attempt included. Its
+/// deadline counts from then; its dead-letter record gives it; the `timing`
+/// feature (which `metrics` turns on) counts every call's; a subscriber
+/// that listens to the library's events logs it (asked only when one was
+/// ever set: `watched`). A call with hooks reads it too, as it is built
+/// ([`Call::start_clock`]). Any other call reads no clock, and no figure
+/// stands for its time.
+#[inline]
+fn timed_from_start<B>(policy: &Policy<B>, watched: bool) -> bool {
+    policy.deadline.is_some()
+        || policy.dead_letter.is_some()
+        || export::TIMES_EVERY_CALL
+        || (watched && log::listening())
 }
 
 /// What every success tells the policy's shared state: the alert streak
@@ -166,8 +188,15 @@ fn success_seen<B>(policy: &Policy<B>, site: &'static Site) {
 impl<'p, B: Backoff, C: Clock, S: Slot> Call<'p, B, C, S> {
     #[inline]
     fn start(policy: &'p Policy<B>, site: &'static Site, clock: C) -> Call<'p, B, C, S> {
-        let started = starts(policy, site, &clock);
-        Call::started(policy, site, clock, started)
+        let watched = spans::may_start();
+        let started = starts(policy, site, &clock, watched);
+        let spans = if watched {
+            spans::start_watched(site)
+        } else {
+            None
+        };
+        let frame = Frame::first(site, policy.max_attempts);
+        Call::at_attempt_one(policy, frame, clock, started, spans)
     }
 
     /// A call that [`starts`] began at `started`, about to make its first
@@ -414,7 +443,9 @@ impl<'p, B: Backoff, C: Clock, S: Slot> Call<'p, B, C, S> {
 
     /// What hooks see: before an attempt (`outcome` is `None`) or after it.
     pub fn context<'o, R: ?Sized>(&mut self, outcome: Option<&'o R>) -> Context<'o, R> {
-        let elapsed = self.elapsed();
+        // A call with hooks reads its clock as it is built
+        // (`start_clock`), so its time is there.
+        let elapsed = self.elapsed().unwrap_or_default();
         let attempt = self.frame.number;
         let (policy, site) = (self.policy, self.frame.site);
         let call_id = self.frame.call_id.id();
@@ -517,6 +548,21 @@ mod tests {
             Decision::Retry(Duration::from_millis(10))
         );
         assert_eq!(decide(Err("busy")), Decision::GiveUp(GiveUp::Exhausted));
+    }
+
+    #[test]
+    fn a_call_reads_its_clock_as_it_starts_only_when_its_time_will_be_seen() {
+        static SINK: crate::dead_letter::Memory = crate::dead_letter::Memory::new();
+        let plain = Policy::new(NoBackoff);
+        let seen = [
+            plain.deadline(Duration::from_secs(1)),
+            plain.dead_letter(&SINK),
+        ];
+        for policy in &seen {
+            assert!(timed_from_start(policy, false));
+        }
+        // Unwatched, only the `timing` feature times a plain call.
+        assert_eq!(timed_from_start(&plain, false), export::TIMES_EVERY_CALL);
     }
 
     fn describe(e: &&str, f: &mut fmt::Formatter<'_>) -> fmt::Result {

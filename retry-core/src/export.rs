@@ -217,5 +217,6 @@ pub(crate) fn retry_started(_labels: &'static Labels) {}
 #[inline(always)]
 pub(crate) fn alert(_labels: &'static Labels) {}
 
-/// Whether calls read the clock as they start, for the duration metric.
-pub(crate) const TIMES_EVERY_CALL: bool = cfg!(feature = "metrics");
+/// Whether every call reads its clock as it starts and counts its time
+/// (the `timing` feature, which `metrics` turns on for its histogram).
+pub(crate) const TIMES_EVERY_CALL: bool = cfg!(feature = "timing");

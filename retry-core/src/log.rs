@@ -16,7 +16,7 @@
 //! | `delay_ms` | the wait before the next attempt (WARN only) |
 //! | `reason` | why the call gave up (ERROR only): `exhausted`, `deadline`, `permanent`, `validation`, `retry_after_too_long`, `budget`, `nested`, `maybe_applied`, `breaker` |
 //! | `retry_after_ms`, `max_retry_after_ms` | the delay the server asked for, and (for `retry_after_too_long`) the limit it passed (ERROR only, when there is one) |
-//! | `elapsed_ms` | time since the call started when the clock was read at its start, which it is when the policy has a deadline or the function has hooks; otherwise since its first attempt failed, so it leaves out the first attempt's own time (a call that succeeds at once reads no clock) |
+//! | `elapsed_ms` | time since the call started, its first attempt included: a call reads its clock as it starts when a subscriber listens to these events (or it has a deadline, hooks, a dead-letter sink, or the `timing` feature is on). Absent from the events of a call that started before any subscriber listened |
 //!
 //! Levels: WARN for a failed attempt that will be retried, ERROR when the
 //! call gives up, INFO when a call succeeds after retries.
@@ -82,6 +82,14 @@ pub(crate) fn wanted(level: Level) -> bool {
     tracing::level_enabled!(level)
 }
 
+/// Whether a subscriber listens to the library's events: it wants the most
+/// severe of them, a give-up. Out of line: a call asks as it starts, once
+/// a subscriber was ever set.
+#[inline(never)]
+pub(crate) fn listening() -> bool {
+    wanted(Level::ERROR)
+}
+
 fn millis(d: Duration) -> u64 {
     u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
 }
@@ -95,7 +103,7 @@ pub(crate) fn retrying<B>(
     class: &Classification,
     error: &dyn fmt::Display,
     delay: Duration,
-    elapsed: Duration,
+    elapsed: Option<Duration>,
     span: &dyn Fn() -> Span,
 ) {
     let max = max_field(policy);
@@ -110,7 +118,7 @@ pub(crate) fn retrying<B>(
         code = class.code(),
         error = %error,
         delay_ms = millis(delay),
-        elapsed_ms = millis(elapsed),
+        elapsed_ms = elapsed.map(millis),
         "attempt failed; retrying",
     );
 }
@@ -124,7 +132,7 @@ pub(crate) fn gave_up<B>(
     class: &Classification,
     error: &dyn fmt::Display,
     reason: GiveUp,
-    elapsed: Duration,
+    elapsed: Option<Duration>,
     span: &dyn Fn() -> Span,
 ) {
     let max = max_field(policy);
@@ -141,7 +149,7 @@ pub(crate) fn gave_up<B>(
         reason = reason.as_str(),
         retry_after_ms = class.retry_after().map(millis),
         max_retry_after_ms = (reason == GiveUp::RetryAfterTooLong).then(|| millis(policy.max_retry_after)),
-        elapsed_ms = millis(elapsed),
+        elapsed_ms = elapsed.map(millis),
         "giving up",
     );
 }
@@ -151,7 +159,7 @@ pub(crate) fn succeeded<B>(
     policy: &Policy<B>,
     attempt: u32,
     call_id: &CallIdCell,
-    elapsed: Duration,
+    elapsed: Option<Duration>,
     span: &dyn Fn() -> Span,
 ) {
     let max = max_field(policy);
@@ -162,7 +170,7 @@ pub(crate) fn succeeded<B>(
         call_id = %call_id.id(),
         attempt,
         max = max.value(),
-        elapsed_ms = millis(elapsed),
+        elapsed_ms = elapsed.map(millis),
         "succeeded after retries",
     );
 }

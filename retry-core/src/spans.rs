@@ -41,7 +41,7 @@ pub(crate) fn start(site: &'static Site) -> Option<Box<Spans>> {
     if !may_start() {
         return None;
     }
-    start_spans(site)
+    start_watched(site)
 }
 
 /// Whether a call starting now may have spans: not before a subscriber was
@@ -51,9 +51,10 @@ pub(crate) fn may_start() -> bool {
     tracing::dispatcher::has_been_set()
 }
 
+/// [`start`] for a call that asked [`may_start`] already.
 #[cold]
 #[inline(never)]
-fn start_spans(site: &'static Site) -> Option<Box<Spans>> {
+pub(crate) fn start_watched(site: &'static Site) -> Option<Box<Spans>> {
     let function = site.name();
     let call = tracing::info_span!(
         target: "reattempt",

@@ -5,12 +5,11 @@
 //!
 //! Every retried function counts its calls as they end: successes at the
 //! first attempt and after retries, give-ups by reason, the attempts made,
-//! the time spent by calls that needed more than one attempt (waits
-//! included, from the call's start when it has a deadline or hooks, else
-//! from its first failure; a first-try success reads no clock, so it adds
-//! no time),
-//! the alerts raised, and the calls cancelled before they ended. Every
-//! count is an atomic add, exact under any contention.
+//! the time calls took from their start (every call's with the `timing`
+//! feature; without it, that of the calls that retried and read their
+//! clock as they started: see [`Stats::timed_calls`]), the alerts raised,
+//! and the calls cancelled before they ended. Every count is an atomic
+//! add, exact under any contention.
 
 use core::mem;
 use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
@@ -53,13 +52,17 @@ pub struct Stats {
     pub give_ups: GiveUps,
     /// Attempts made, first ones included.
     pub attempts: u64,
-    /// Time spent by calls that needed more than one attempt, waits
-    /// included: from the call's start when its clock was read then (it
-    /// has a deadline or hooks), otherwise from when its first attempt
-    /// failed, which leaves out that attempt's own time. With the `metrics`
-    /// feature, which reads the clock as every call starts, by every call,
-    /// from its start.
+    /// Time spent by the [`timed_calls`](Self::timed_calls), each from its
+    /// start, first attempt and waits included.
     pub time: Duration,
+    /// The calls whose time is in [`time`](Self::time). With the `timing`
+    /// feature (which `metrics` turns on), every call that ended. Without
+    /// it, the calls that retried and read their clock as they started,
+    /// which a call does when its time will be seen: it has a deadline,
+    /// hooks or a dead-letter sink, or a subscriber listens to the
+    /// library's events. A call that read no clock then is not timed at
+    /// all, rather than from a later point.
+    pub timed_calls: u64,
     /// Alerts raised (`alert_after`).
     pub alerts: u64,
     /// Calls dropped before they ended: an async call's future dropped
@@ -151,6 +154,7 @@ pub fn get(function: &str) -> Option<Stats> {
         sum.give_ups.breaker += more.give_ups.breaker;
         sum.attempts += more.attempts;
         sum.time += more.time;
+        sum.timed_calls += more.timed_calls;
         sum.alerts += more.alerts;
         sum.cancelled += more.cancelled;
         sum
@@ -191,6 +195,7 @@ pub struct Site {
     gave_up: [AtomicU64; GiveUp::ALL.len()],
     retries: AtomicU64,
     nanos: AtomicU64,
+    timed: AtomicU64,
     alerts: AtomicU64,
     cancelled: AtomicU64,
     /// Whether `streak` counts anything, so a success need not lock it.
@@ -262,6 +267,7 @@ impl Site {
         gave_up: [const { AtomicU64::new(0) }; GiveUp::ALL.len()],
         retries: AtomicU64::new(0),
         nanos: AtomicU64::new(0),
+        timed: AtomicU64::new(0),
         alerts: AtomicU64::new(0),
         cancelled: AtomicU64::new(0),
         streak_active: AtomicBool::new(false),
@@ -329,6 +335,7 @@ impl Site {
             give_ups,
             attempts: calls + count(&self.retries),
             time: Duration::from_nanos(count(&self.nanos)),
+            timed_calls: count(&self.timed),
             alerts: count(&self.alerts),
             cancelled,
         }
@@ -366,8 +373,8 @@ impl Site {
         }
     }
 
-    /// A first-try success, `elapsed` after the call started when its clock
-    /// was read then (for the duration metric).
+    /// A first-try success, `elapsed` after the call started when it is
+    /// timed (the `timing` feature).
     #[inline]
     pub(crate) fn first_try_success(&'static self, elapsed: Option<Duration>) {
         self.first_try.fetch_add(1, Ordering::Relaxed);
@@ -383,23 +390,33 @@ impl Site {
         export::call_ended(&self.labels, Ended::Cancelled, None);
     }
 
-    /// A success after retries, `nanos` after the call started.
-    pub(crate) fn success_after_retries(&'static self, nanos: u64) {
+    /// A success after retries, `nanos` after the call started when it
+    /// read its clock then.
+    pub(crate) fn success_after_retries(&'static self, nanos: Option<u64>) {
         self.after_retries.fetch_add(1, Ordering::Relaxed);
-        self.nanos.fetch_add(nanos, Ordering::Relaxed);
+        if let Some(nanos) = nanos {
+            self.nanos.fetch_add(nanos, Ordering::Relaxed);
+            self.timed.fetch_add(1, Ordering::Relaxed);
+        }
         export::call_ended(
             &self.labels,
             Ended::AfterRetries,
-            Some(Duration::from_nanos(nanos)),
+            nanos.map(Duration::from_nanos),
         );
     }
 
-    pub(crate) fn gave_up(&'static self, reason: GiveUp, elapsed: Duration, retried: bool) {
+    /// A give-up, `elapsed` after the call started when it read its clock
+    /// then; `retried`: whether it made more than one attempt. Without the
+    /// `timing` feature only a call that retried adds its time, as a
+    /// first-try success does not.
+    pub(crate) fn gave_up(&'static self, reason: GiveUp, elapsed: Option<Duration>, retried: bool) {
         self.gave_up[reason.index()].fetch_add(1, Ordering::Relaxed);
-        if retried {
+        if let Some(elapsed) = elapsed
+            && (retried || export::TIMES_EVERY_CALL)
+        {
             self.add_time(elapsed);
         }
-        export::call_ended(&self.labels, Ended::GaveUp(reason), Some(elapsed));
+        export::call_ended(&self.labels, Ended::GaveUp(reason), elapsed);
     }
 
     pub(crate) fn retry(&'static self) {
@@ -410,6 +427,7 @@ impl Site {
     fn add_time(&self, elapsed: Duration) {
         self.nanos
             .fetch_add(saturating_nanos(elapsed), Ordering::Relaxed);
+        self.timed.fetch_add(1, Ordering::Relaxed);
     }
 
     /// A failure towards the streak of `alert_after`: the alert to raise,

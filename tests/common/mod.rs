@@ -5,24 +5,43 @@
 /// and the raw text.
 #[allow(dead_code, reason = "for the tests that read the logs")]
 pub fn capture_logs(f: impl FnOnce()) -> (Vec<serde_json::Value>, String) {
-    use std::io::{self, Write};
-    use std::sync::{Arc, Mutex};
+    one_interest_per_thread();
+    let (captured, subscriber) = json_subscriber();
+    tracing::subscriber::with_default(subscriber, f);
+    captured.events()
+}
 
-    #[derive(Clone, Default)]
-    struct Captured(Arc<Mutex<Vec<u8>>>);
+/// What a JSON subscriber of [`json_subscriber`] wrote.
+#[derive(Clone, Default)]
+pub struct Captured(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
 
-    impl Write for Captured {
-        fn write(&mut self, bytes: &[u8]) -> io::Result<usize> {
-            self.0.lock().unwrap().extend_from_slice(bytes);
-            Ok(bytes.len())
-        }
-
-        fn flush(&mut self) -> io::Result<()> {
-            Ok(())
-        }
+impl std::io::Write for Captured {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(bytes);
+        Ok(bytes.len())
     }
 
-    one_interest_per_thread();
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl Captured {
+    /// The events written so far, parsed, and the raw text.
+    pub fn events(&self) -> (Vec<serde_json::Value>, String) {
+        let text = String::from_utf8(self.0.lock().unwrap().clone()).unwrap();
+        let events = text
+            .lines()
+            .map(|line| serde_json::from_str(line).unwrap_or_else(|e| panic!("{e}: {line}")))
+            .collect();
+        (events, text)
+    }
+}
+
+/// A JSON subscriber of every level, as an application would print its
+/// logs, and where it writes them.
+#[allow(dead_code, reason = "for the tests that read the logs")]
+pub fn json_subscriber() -> (Captured, impl tracing::Subscriber + Send + Sync) {
     let captured = Captured::default();
     let writer = captured.clone();
     let subscriber = tracing_subscriber::fmt()
@@ -30,13 +49,7 @@ pub fn capture_logs(f: impl FnOnce()) -> (Vec<serde_json::Value>, String) {
         .with_max_level(tracing::Level::TRACE)
         .with_writer(move || writer.clone())
         .finish();
-    tracing::subscriber::with_default(subscriber, f);
-    let text = String::from_utf8(captured.0.lock().unwrap().clone()).unwrap();
-    let events = text
-        .lines()
-        .map(|line| serde_json::from_str(line).unwrap_or_else(|e| panic!("{e}: {line}")))
-        .collect();
-    (events, text)
+    (captured, subscriber)
 }
 
 /// Keeps a second dispatcher registered for the rest of the process, one

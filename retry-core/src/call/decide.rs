@@ -54,7 +54,7 @@ impl<B: Backoff, C: Clock, S: Slot> Call<'_, B, C, S> {
             after_retries(self, span);
         } else {
             let elapsed = if export::TIMES_EVERY_CALL {
-                self.started.map(|_| self.elapsed())
+                self.elapsed()
             } else {
                 None
             };

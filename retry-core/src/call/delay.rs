@@ -23,7 +23,7 @@ impl<B: Backoff, C: Clock, S: Slot> Call<'_, B, C, S> {
     pub(super) fn next_delay(
         &mut self,
         class: &Classification,
-        elapsed: Duration,
+        elapsed: Option<Duration>,
     ) -> Result<(Duration, DelayFrom), GiveUp> {
         match class.class() {
             Class::Logical => return Err(GiveUp::Permanent),
@@ -59,8 +59,10 @@ impl<B: Backoff, C: Clock, S: Slot> Call<'_, B, C, S> {
             }
             _ => self.backoff_delay(),
         };
+        // A call with a deadline reads its clock as it starts
+        // (`timed_from_start`), so its time is there.
         if let Some(deadline) = self.policy.deadline
-            && elapsed.saturating_add(delay) >= deadline
+            && elapsed.unwrap_or_default().saturating_add(delay) >= deadline
         {
             return Err(GiveUp::Deadline);
         }

@@ -8,8 +8,8 @@ use crate::clock::{Clock, saturating_nanos};
 
 impl<B: Backoff, C: Clock, S: Slot> Call<'_, B, C, S> {
     /// Reads the clock now, if the call has not: for a call with hooks,
-    /// which see the time since the call started. Another call reads it
-    /// only for a deadline, the duration metric, or at its first failure.
+    /// which see the time since the call started, called as the call is
+    /// built.
     #[inline]
     pub fn start_clock(&mut self) {
         if self.started.is_none() {
@@ -17,41 +17,26 @@ impl<B: Backoff, C: Clock, S: Slot> Call<'_, B, C, S> {
         }
     }
 
-    /// Time since the call started, skipped test-mode waits included;
-    /// without a deadline the clock starts at the first failure (or the
-    /// first hook), so the success path never reads it. Inline: it is
-    /// made once for each backoff and clock, into the failure path.
+    /// Time since the call started, skipped test-mode waits included, or
+    /// `None` for a call that read no clock as it started
+    /// ([`timed_from_start`](super::timed_from_start)): nothing would have
+    /// seen its time then, and a later reading would leave out what came
+    /// before it.
     #[inline]
-    pub(super) fn elapsed(&mut self) -> Duration {
-        match self.started {
-            Some(started) => self.elapsed_since(started),
-            None => self.start_clock_now(),
-        }
+    pub(super) fn elapsed(&self) -> Option<Duration> {
+        self.started.map(|started| self.elapsed_since(started))
     }
 
     /// [`elapsed`](Self::elapsed) in whole nanoseconds, as the statistics
     /// add it up: a clock that counts nanoseconds gives it without a
     /// `Duration`.
     #[inline]
-    pub(super) fn elapsed_nanos(&mut self) -> u64 {
-        match self.started {
-            Some(started) => {
-                let since = self.clock.nanos_since(started);
-                match self.skipped() {
-                    Some(skipped) => since.saturating_add(saturating_nanos(skipped)),
-                    None => since,
-                }
-            }
-            None => saturating_nanos(self.start_clock_now()),
-        }
-    }
-
-    /// Starts the clock now, and gives the time the call has taken: the
-    /// test-mode waits it skipped, as nothing is subtracted.
-    #[inline]
-    pub(super) fn start_clock_now(&mut self) -> Duration {
-        self.started = Some(self.clock.now());
-        self.failures.peek().map_or(Duration::ZERO, |f| f.skipped)
+    pub(super) fn elapsed_nanos(&self) -> Option<u64> {
+        let since = self.clock.nanos_since(self.started?);
+        Some(match self.skipped() {
+            Some(skipped) => since.saturating_add(saturating_nanos(skipped)),
+            None => since,
+        })
     }
 
     /// Time since `started`, skipped test-mode waits included.

@@ -27,7 +27,7 @@ impl<B: Backoff, C: Clock, S: Slot> Call<'_, B, C, S> {
     #[cold]
     #[inline(never)]
     pub(super) fn succeeded_after_retries(&mut self, span: &dyn Fn() -> Span) {
-        self.record_success_after_retries(span, |call| saturating_nanos(call.elapsed()));
+        self.record_success_after_retries(span, |call| call.elapsed().map(saturating_nanos));
     }
 
     /// [`succeeded_after_retries`](Self::succeeded_after_retries), inline:
@@ -37,14 +37,14 @@ impl<B: Backoff, C: Clock, S: Slot> Call<'_, B, C, S> {
     /// `Duration` between.
     #[inline]
     pub(super) fn succeeded_after_retries_inline(&mut self, span: &dyn Fn() -> Span) {
-        self.record_success_after_retries(span, Self::elapsed_nanos);
+        self.record_success_after_retries(span, |call| call.elapsed_nanos());
     }
 
     #[inline]
     fn record_success_after_retries(
         &mut self,
         span: &dyn Fn() -> Span,
-        elapsed_nanos: impl FnOnce(&mut Self) -> u64,
+        elapsed_nanos: impl FnOnce(&Self) -> Option<u64>,
     ) {
         let failures = self.failures();
         failures.last_class = None;
@@ -57,7 +57,7 @@ impl<B: Backoff, C: Clock, S: Slot> Call<'_, B, C, S> {
                 self.policy,
                 self.frame.number,
                 &self.frame.call_id,
-                Duration::from_nanos(elapsed),
+                elapsed.map(Duration::from_nanos),
                 span,
             );
         }
@@ -165,7 +165,7 @@ impl<B: Backoff, C: Clock, S: Slot> Call<'_, B, C, S> {
         reason: GiveUp,
         class: Classification,
         error: &dyn fmt::Display,
-        elapsed: Duration,
+        elapsed: Option<Duration>,
         span: &dyn Fn() -> Span,
         fields: &dyn Fn(FieldVisitor<'_>),
     ) {
@@ -226,9 +226,12 @@ impl<B: Backoff, C: Clock, S: Slot> Call<'_, B, C, S> {
         reason: GiveUp,
         class: &Classification,
         error: &dyn fmt::Display,
-        elapsed: Duration,
+        elapsed: Option<Duration>,
         fields: &dyn Fn(FieldVisitor<'_>),
     ) -> Record {
+        // A call with a sink reads its clock as it starts
+        // (`timed_from_start`), so its time is there.
+        let elapsed = elapsed.unwrap_or_default();
         let mut named = Vec::new();
         fields(&mut |name, value| named.push((name, format!("{value:?}"))));
         let now = SystemTime::now();

@@ -89,7 +89,7 @@ where
         if spans::may_start() {
             break 'rest (None, None);
         }
-        let started = starts(policy, site, &SystemClock);
+        let started = starts(policy, site, &SystemClock, false);
         let frame = Frame::first(site, policy.max_attempts);
         let entered = frame.enter_first();
         let outcome = attempt();

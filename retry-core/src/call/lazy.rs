@@ -99,8 +99,9 @@ impl<'p, B: Backoff, C: Clock + Copy> LazyCall<'p, B, C> {
     /// A call about to make its first attempt.
     #[inline]
     pub fn new(policy: &'p Policy<B>, site: &'static Site, clock: C) -> LazyCall<'p, B, C> {
-        let started = starts(policy, site, &clock);
-        if spans::may_start() {
+        let watched = spans::may_start();
+        let started = starts(policy, site, &clock, watched);
+        if watched {
             return built_at_start(policy, site, clock, started);
         }
         // Returned from each branch, not chosen between: a choice of two

@@ -79,14 +79,13 @@ pub struct Record {
     pub error: String,
     /// Attempts made.
     pub attempts: u32,
-    /// When the first attempt started (when the call has neither a deadline
-    /// nor hooks, when it failed: the clock is not read before).
+    /// When the first attempt started: a call with a sink reads its clock
+    /// as it starts.
     pub first_attempt_at: SystemTime,
     /// When the last attempt ended.
     pub last_attempt_at: SystemTime,
-    /// Time from the first attempt (when the call has neither a deadline nor
-    /// hooks, from its failure, as `first_attempt_at`) to the end of the
-    /// last, waits included.
+    /// Time from the start of the first attempt to the end of the last,
+    /// waits included.
     pub elapsed: Duration,
     /// The arguments named in `fields(..)`: text as it is, anything else
     /// by `Debug`.

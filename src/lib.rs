@@ -52,9 +52,9 @@ pub use reattempt_core::{
     Alert, Applied, Attempt, AttemptTimeout, BreakerOpen, ByType, CallId, Class, Classification,
     Classified, ClassifiedValue, Classify, Code, CodeKind, CodeTooLong, ConcurrencyLimit,
     DEFAULT_ALERT_AFTER, DEFAULT_MAX_ATTEMPTS, DEFAULT_MAX_RETRY_AFTER, Fallible, FromBreakerOpen,
-    FromTimeout, GiveUp, IntoClassification, Nested, NoError, Outcome, Policy, RetryBreaker,
-    RetryBudget, attempt, backoff, classify_chain, dead_letter, dynamic, grpc, hooks, http, jitter,
-    mysql, postgres, redis, stats, testing,
+    FromTimeout, GiveUp, Idempotent, IntoClassification, Nested, NoError, Outcome, Policy,
+    RetryBreaker, RetryBudget, attempt, backoff, classify_chain, dead_letter, dynamic, grpc, hooks,
+    http, jitter, mysql, postgres, redis, stats, testing,
 };
 
 #[cfg(feature = "reqwest")]

@@ -223,6 +223,38 @@ fn a_sync_calls_elapsed_ms_counts_its_first_attempt_too() {
     assert!(at(&events[1]) >= 40, "{text}");
 }
 
+#[retry(max = 2, backoff = none, idempotent = key)]
+fn keyed(sent: &std::cell::RefCell<Vec<String>>) -> io::Result<()> {
+    let key = reattempt::attempt().unwrap().call_id().idempotency_key();
+    sent.borrow_mut().push(key);
+    Err(ErrorKind::ConnectionReset.into())
+}
+
+/// The events of a call with `idempotent = key` carry the key it sends;
+/// other calls' events have no such field.
+#[test]
+fn the_events_of_a_call_with_an_idempotency_key_carry_it() {
+    let sent = std::cell::RefCell::new(Vec::new());
+    let (events, text) = capture(|| {
+        keyed(&sent).unwrap_err();
+    });
+    let sent = sent.into_inner();
+    assert_eq!((sent.len(), events.len()), (2, 2), "{text}");
+    assert_eq!(sent[0], sent[1], "one key for every attempt");
+    for event in &events {
+        assert_eq!(field(event, "idempotency_key"), sent[0].as_str(), "{text}");
+    }
+    let calls = Cell::new(0);
+    let (events, _) = capture(|| {
+        login(&calls, "pw", 1, ErrorKind::ConnectionReset).unwrap();
+    });
+    assert!(
+        events
+            .iter()
+            .all(|e| e["fields"].get("idempotency_key").is_none())
+    );
+}
+
 #[derive(Debug)]
 struct Order {
     id: u32,

@@ -810,6 +810,31 @@ fn must_not_run_twice_retries_a_refusal_and_stops_at_a_reset() {
     assert_eq!(stats.give_ups.maybe_applied, 1);
 }
 
+static KEYED: Memory = Memory::new();
+
+#[retry(max = 3, backoff = none, sleep = no_wait, idempotent = key, dead_letter = KEYED)]
+fn keyed_transfer(sent: &Mutex<Vec<String>>) -> io::Result<u64> {
+    let key = reattempt::attempt().unwrap().call_id().idempotency_key();
+    sent.lock().unwrap().push(key);
+    // Reset after the request was sent: it may have taken effect, which
+    // the server's deduplication makes safe to repeat.
+    Err(ErrorKind::ConnectionReset.into())
+}
+
+#[test]
+fn a_call_with_an_idempotency_key_retries_what_may_have_taken_effect_and_records_its_key() {
+    let sent = Mutex::new(Vec::new());
+    keyed_transfer(&sent).unwrap_err();
+    let sent = sent.into_inner().unwrap();
+    assert_eq!(sent.len(), 3, "retried as an idempotent call");
+    let records = KEYED.take();
+    assert_eq!(records.len(), 1);
+    assert_eq!(records[0].reason, GiveUp::Exhausted);
+    assert_eq!(records[0].idempotency_key.as_ref(), Some(&sent[0]));
+    let json = records[0].to_json();
+    assert!(json.contains(r#""idempotency_key":"\""#), "{json}");
+}
+
 // A policy of literals without shared state is named by its values
 // (`ConstPolicy`): these two check that the options reach it.
 

@@ -38,6 +38,8 @@ struct SpanSeen {
     parent: Option<u64>,
     /// `retry.attempt`, or `retry.attempts` once recorded.
     numbers: HashMap<&'static str, i64>,
+    /// `retry.idempotency_key`, once recorded.
+    texts: HashMap<&'static str, String>,
     /// When it was made, on tokio's clock (paused, where a test pauses it).
     opened: Option<tokio::time::Instant>,
 }
@@ -52,11 +54,15 @@ struct Seen {
 #[derive(Clone, Default)]
 struct Recorder(Arc<Mutex<Seen>>);
 
-struct Numbers<'s>(&'s mut HashMap<&'static str, i64>);
+struct Fields<'s>(&'s mut SpanSeen);
 
-impl Visit for Numbers<'_> {
+impl Visit for Fields<'_> {
     fn record_i64(&mut self, field: &Field, value: i64) {
-        self.0.insert(field.name(), value);
+        self.0.numbers.insert(field.name(), value);
+    }
+
+    fn record_str(&mut self, field: &Field, value: &str) {
+        self.0.texts.insert(field.name(), value.to_owned());
     }
 
     fn record_debug(&mut self, _: &Field, _: &dyn std::fmt::Debug) {}
@@ -74,14 +80,14 @@ impl<S: Subscriber + for<'a> LookupSpan<'a>> Layer<S> for Recorder {
             opened: Some(tokio::time::Instant::now()),
             ..SpanSeen::default()
         };
-        attrs.record(&mut Numbers(&mut seen.numbers));
+        attrs.record(&mut Fields(&mut seen));
         self.0.lock().unwrap().spans.insert(id.into_u64(), seen);
     }
 
     fn on_record(&self, id: &Id, values: &Record<'_>, _: Context<'_, S>) {
         let mut seen = self.0.lock().unwrap();
         if let Some(span) = seen.spans.get_mut(&id.into_u64()) {
-            values.record(&mut Numbers(&mut span.numbers));
+            values.record(&mut Fields(span));
         }
     }
 
@@ -263,4 +269,33 @@ fn under_a_subscriber_calls_are_counted_as_without_one() {
     assert_eq!(stats.give_ups.exhausted, 1);
     // 1 + 2 + 1 + 2 + 3
     assert_eq!(stats.attempts, 9);
+}
+
+#[retry(max = 2, backoff = none, idempotent = key)]
+fn keyed(sent: &std::cell::RefCell<Vec<String>>) -> io::Result<()> {
+    let key = reattempt::attempt().unwrap().call_id().idempotency_key();
+    sent.borrow_mut().push(key);
+    Err(io::ErrorKind::ConnectionReset.into())
+}
+
+/// A call that sends an idempotency key has it on its span.
+#[test]
+fn the_call_span_of_idempotent_key_carries_the_key_it_sends() {
+    let sent = std::cell::RefCell::new(Vec::new());
+    let seen = recorded(|| {
+        keyed(&sent).unwrap_err();
+    });
+    let (call, _, _) = call_and_attempts(&seen);
+    let sent = sent.into_inner();
+    assert_eq!(sent.len(), 2);
+    assert_eq!(
+        seen.spans[&call].texts.get("retry.idempotency_key"),
+        Some(&sent[0])
+    );
+    // Another call's span has none.
+    let seen = recorded(|| {
+        flaky(&Cell::new(0)).unwrap();
+    });
+    let (call, _, _) = call_and_attempts(&seen);
+    assert_eq!(seen.spans[&call].texts.get("retry.idempotency_key"), None);
 }

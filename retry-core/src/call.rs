@@ -26,7 +26,7 @@ use crate::jitter::Rng;
 use crate::limited::Limited;
 use crate::log;
 use crate::outcome::{FromBreakerOpen, FromTimeout, Outcome};
-use crate::policy::Policy;
+use crate::policy::{Idempotent, Policy};
 use crate::read_outcome::JudgeValue;
 use crate::spans::{self, Spans};
 use crate::stats::Site;
@@ -227,6 +227,11 @@ impl<'p, B: Backoff, C: Clock, S: Slot> Call<'p, B, C, S> {
         started: Option<C::Reading>,
         spans: Option<Box<Spans>>,
     ) -> Call<'p, B, C, S> {
+        if let Some(spans) = &spans
+            && policy.idempotent == Idempotent::Key
+        {
+            spans.idempotency_key(&frame.call_id.id().idempotency_key());
+        }
         Call {
             policy,
             frame,
@@ -605,7 +610,7 @@ mod tests {
 
     #[test]
     fn an_operation_that_must_not_run_twice_retries_only_what_did_not_take_effect() {
-        let policy = Policy::new(Fixed::new(S(1))).idempotent(false);
+        let policy = Policy::new(Fixed::new(S(1))).idempotent(Idempotent::No);
         let mut call = Call::new(&policy, &SITE, SystemClock);
         let refused = Classification::transient().not_applied();
         assert_eq!(fail(&mut call, refused), Decision::Retry(S(1)));

@@ -19,7 +19,7 @@ use core::time::Duration;
 
 use crate::backoff::{Exponential, Fibonacci, Fixed, Linear, NoBackoff};
 use crate::jitter::Jitter;
-use crate::policy::{DEFAULT_MAX_ATTEMPTS, DEFAULT_MAX_RETRY_AFTER, Nested, Policy};
+use crate::policy::{DEFAULT_MAX_ATTEMPTS, DEFAULT_MAX_RETRY_AFTER, Idempotent, Nested, Policy};
 
 /// An absent duration (no deadline, no attempt timeout).
 pub const NONE: u64 = u64::MAX;
@@ -43,6 +43,9 @@ pub const NESTED_SINGLE: u64 = 1 << 1;
 /// `OPTIONS` bit: the operation must not happen twice
 /// (`idempotent = false`).
 pub const NOT_IDEMPOTENT: u64 = 1 << 2;
+/// `OPTIONS` bit: the operation sends the call's idempotency key
+/// (`idempotent = key`).
+pub const IDEMPOTENCY_KEY: u64 = 1 << 3;
 /// `OPTIONS` bits from this one up: `alert_after`, or 0 for none.
 pub const ALERT_AFTER_SHIFT: u32 = 32;
 
@@ -160,7 +163,13 @@ impl<
         if OPTIONS & NESTED_SINGLE != 0 {
             policy = policy.nested(Nested::Single);
         }
-        policy.idempotent(OPTIONS & NOT_IDEMPOTENT == 0)
+        policy.idempotent(if OPTIONS & NOT_IDEMPOTENT != 0 {
+            Idempotent::No
+        } else if OPTIONS & IDEMPOTENCY_KEY != 0 {
+            Idempotent::Key
+        } else {
+            Idempotent::Yes
+        })
     };
 }
 
@@ -240,7 +249,15 @@ mod tests {
             .honor_retry_after(false)
             .alert_after(4)
             .nested(Nested::Single)
-            .idempotent(false),
+            .idempotent(Idempotent::No),
+        );
+    }
+
+    #[test]
+    fn an_idempotency_key_reaches_the_policy() {
+        same(
+            &ConstPolicy::<Exponential, 5, JITTER_NONE, NONE, NONE, 60_000_000_000, IDEMPOTENCY_KEY>::POLICY,
+            Policy::new(Exponential::DEFAULT).idempotent(Idempotent::Key),
         );
     }
 

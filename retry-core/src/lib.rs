@@ -85,7 +85,7 @@ pub use give_up::GiveUp;
 pub use limit::ConcurrencyLimit;
 pub use outcome::{Fallible, FromBreakerOpen, FromTimeout, NoError, Outcome};
 pub use policy::{
-    DEFAULT_ALERT_AFTER, DEFAULT_MAX_ATTEMPTS, DEFAULT_MAX_RETRY_AFTER, Nested, Policy,
+    DEFAULT_ALERT_AFTER, DEFAULT_MAX_ATTEMPTS, DEFAULT_MAX_RETRY_AFTER, Idempotent, Nested, Policy,
 };
 pub use stats::Alert;
 pub use timeout::AttemptTimeout;

@@ -10,6 +10,7 @@
 //! | `call_id` | the call's id (a UUID), the same in every event of one call, in its hooks' context and in its dead-letter record |
 //! | `attempt` | the attempt that just ended (1 for the first) |
 //! | `max` | most attempts, or `"unbounded"` |
+//! | `idempotency_key` | the key the call sends, for a function with `idempotent = key` (the call id as an `Idempotency-Key` value) |
 //! | `class` | `transient`, `rate_limited`, `logical` or `validation` |
 //! | `code` | the error's code, when the classifier knew it |
 //! | `error` | the error, by `Display` when it has one, else `Debug` |
@@ -41,7 +42,7 @@ use tracing::{Level, Span};
 use crate::call_id::CallIdCell;
 use crate::class::Classification;
 use crate::give_up::GiveUp;
-use crate::policy::Policy;
+use crate::policy::{Idempotent, Policy};
 use crate::stats::{Alert, Site};
 
 /// `max` as a number, or the text `unbounded`.
@@ -90,6 +91,11 @@ pub(crate) fn listening() -> bool {
     wanted(Level::ERROR)
 }
 
+/// The key a call sends, for a call that sends one (`idempotent = key`).
+fn idempotency_key<B>(policy: &Policy<B>, call_id: &CallIdCell) -> Option<String> {
+    (policy.idempotent == Idempotent::Key).then(|| call_id.id().idempotency_key())
+}
+
 fn millis(d: Duration) -> u64 {
     u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
 }
@@ -107,6 +113,7 @@ pub(crate) fn retrying<B>(
     span: &dyn Fn() -> Span,
 ) {
     let max = max_field(policy);
+    let key = idempotency_key(policy, call_id);
     let _fields = span().entered();
     tracing::warn!(
         target: "reattempt",
@@ -114,6 +121,7 @@ pub(crate) fn retrying<B>(
         call_id = %call_id.id(),
         attempt,
         max = max.value(),
+        idempotency_key = key.as_deref(),
         class = class.class().as_str(),
         code = class.code(),
         error = %error,
@@ -136,6 +144,7 @@ pub(crate) fn gave_up<B>(
     span: &dyn Fn() -> Span,
 ) {
     let max = max_field(policy);
+    let key = idempotency_key(policy, call_id);
     let _fields = span().entered();
     tracing::error!(
         target: "reattempt",
@@ -143,6 +152,7 @@ pub(crate) fn gave_up<B>(
         call_id = %call_id.id(),
         attempt,
         max = max.value(),
+        idempotency_key = key.as_deref(),
         class = class.class().as_str(),
         code = class.code(),
         error = %error,
@@ -163,6 +173,7 @@ pub(crate) fn succeeded<B>(
     span: &dyn Fn() -> Span,
 ) {
     let max = max_field(policy);
+    let key = idempotency_key(policy, call_id);
     let _fields = span().entered();
     tracing::info!(
         target: "reattempt",
@@ -170,6 +181,7 @@ pub(crate) fn succeeded<B>(
         call_id = %call_id.id(),
         attempt,
         max = max.value(),
+        idempotency_key = key.as_deref(),
         elapsed_ms = elapsed.map(millis),
         "succeeded after retries",
     );

@@ -51,7 +51,50 @@ pub struct Policy<B = Exponential> {
     pub(crate) alert_after: Option<NonZeroU32>,
     pub(crate) on_alert: Option<fn(&Alert)>,
     pub(crate) nested: Nested,
-    pub(crate) idempotent: bool,
+    pub(crate) idempotent: Idempotent,
+}
+
+/// Whether an operation may take effect twice: `idempotent = ..`.
+///
+/// ```
+/// use reattempt::{Idempotent, retry};
+///
+/// #[retry(max = 3, backoff = none, idempotent = key)]
+/// fn send() -> std::io::Result<String> {
+///     // The same key on every attempt, for the server to deduplicate.
+///     Ok(reattempt::attempt().unwrap().call_id().idempotency_key())
+/// }
+///
+/// assert_eq!(send().unwrap().len(), 38);
+/// assert_eq!(Idempotent::default(), Idempotent::Yes);
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Idempotent {
+    /// It may (`idempotent = true`, the default): every transient failure
+    /// is retried.
+    #[default]
+    Yes,
+    /// It must not (`idempotent = false`): only failures that show it did
+    /// not take effect ([`Applied::No`](crate::Applied::No)) are retried,
+    /// and one that may have ends the call with
+    /// [`GiveUp::MaybeApplied`](crate::GiveUp::MaybeApplied).
+    No,
+    /// It sends the call's idempotency key (`idempotent = key`), so the
+    /// server deduplicates a repeat: retried as [`Yes`](Idempotent::Yes),
+    /// and the key ([`CallId::idempotency_key`](crate::CallId::idempotency_key))
+    /// is in the call's log events, its span and its dead-letter record.
+    Key,
+}
+
+impl Idempotent {
+    /// How the logs write it: `true`, `false` or `key`.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Idempotent::Yes => "true",
+            Idempotent::No => "false",
+            Idempotent::Key => "key",
+        }
+    }
 }
 
 /// What a retried call does when it runs inside another retried call.
@@ -108,7 +151,7 @@ impl<B> Policy<B> {
             alert_after: None,
             on_alert: None,
             nested: Nested::Allow,
-            idempotent: true,
+            idempotent: Idempotent::Yes,
         }
     }
 
@@ -209,11 +252,8 @@ impl<B> Policy<B> {
         self
     }
 
-    /// Whether the operation may safely happen twice. When it may not
-    /// (`false`), only failures that show it did not take effect
-    /// ([`Applied::No`](crate::Applied::No)) are retried, and one that may
-    /// have ends the call with [`GiveUp::MaybeApplied`](crate::GiveUp).
-    pub const fn idempotent(mut self, idempotent: bool) -> Policy<B> {
+    /// Whether the operation may safely happen twice; see [`Idempotent`].
+    pub const fn idempotent(mut self, idempotent: Idempotent) -> Policy<B> {
         self.idempotent = idempotent;
         self
     }

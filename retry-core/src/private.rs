@@ -26,16 +26,16 @@ pub use crate::clock::SystemClock;
 pub use crate::clock::TokioClock;
 pub use crate::clock::thread_sleep;
 pub use crate::const_policy::{
-    ALERT_AFTER_SHIFT, ConstPolicy, ExpOf, FibonacciOf, FixedOf, IGNORE_RETRY_AFTER,
-    JITTER_DECORRELATED, JITTER_EQUAL, JITTER_FULL, JITTER_NONE, LinearOf, NESTED_SINGLE, NONE,
-    NOT_IDEMPOTENT,
+    ALERT_AFTER_SHIFT, ConstPolicy, ExpOf, FibonacciOf, FixedOf, IDEMPOTENCY_KEY,
+    IGNORE_RETRY_AFTER, JITTER_DECORRELATED, JITTER_EQUAL, JITTER_FULL, JITTER_NONE, LinearOf,
+    NESTED_SINGLE, NONE, NOT_IDEMPOTENT,
 };
 pub use crate::dynamic::{AnyBackoff, DynamicPolicy};
 pub use crate::hooks::Context;
 pub use crate::jitter::Jitter;
 pub use crate::outcome::{Fallible, FromBreakerOpen, FromTimeout, Outcome};
-pub use crate::policy::Nested;
 pub use crate::policy::Policy;
+pub use crate::policy::{Idempotent, Nested};
 pub use crate::preset::external_api;
 pub use crate::read_outcome::{
     ErrorProbe, Fallback, JudgeValue, LastResort, NoFailure, Probe, ValueProbe,

@@ -63,6 +63,7 @@ pub(crate) fn start_watched(site: &'static Site) -> Option<Box<Spans>> {
         code.function.name = function,
         retry.attempts = Empty,
         retry.give_up = Empty,
+        retry.idempotency_key = Empty,
         otel.status_code = Empty,
         error.type = Empty,
     );
@@ -97,6 +98,12 @@ impl Spans {
             self.attempt
                 .record("http.request.resend_count", i64::from(number - 1));
         }
+    }
+
+    /// The call sends `key` as its idempotency key (`idempotent = key`).
+    #[cold]
+    pub(crate) fn idempotency_key(&self, key: &str) {
+        self.call.record("retry.idempotency_key", key);
     }
 
     /// The span of the attempt in progress.

@@ -19,6 +19,7 @@ const JITTER_DECORRELATED: u64 = u64::MAX - 3;
 const IGNORE_RETRY_AFTER: u64 = 1;
 const NESTED_SINGLE: u64 = 1 << 1;
 const NOT_IDEMPOTENT: u64 = 1 << 2;
+const IDEMPOTENCY_KEY: u64 = 1 << 3;
 const ALERT_AFTER_SHIFT: u32 = 32;
 const DEFAULT_MAX_ATTEMPTS: u64 = 5;
 const DEFAULT_MAX_RETRY_AFTER: u64 = 60_000_000_000;
@@ -56,8 +57,10 @@ pub fn named(args: &Args, private: &Ident) -> Option<TokenStream> {
     if args.nested_single == Some(true) {
         options |= NESTED_SINGLE;
     }
-    if args.idempotent == Some(Idempotent::No) {
-        options |= NOT_IDEMPOTENT;
+    match args.idempotent {
+        Some(Idempotent::No) => options |= NOT_IDEMPOTENT,
+        Some(Idempotent::Key) => options |= IDEMPOTENCY_KEY,
+        Some(Idempotent::Yes) | None => {}
     }
     // The values after the curve, with the defaults at the end left out.
     let mut values = vec![max, jitter, deadline, timeout, max_retry_after, options];
@@ -128,6 +131,7 @@ mod tests {
         assert_eq!(super::IGNORE_RETRY_AFTER, core::IGNORE_RETRY_AFTER);
         assert_eq!(super::NESTED_SINGLE, core::NESTED_SINGLE);
         assert_eq!(super::NOT_IDEMPOTENT, core::NOT_IDEMPOTENT);
+        assert_eq!(super::IDEMPOTENCY_KEY, core::IDEMPOTENCY_KEY);
         assert_eq!(super::ALERT_AFTER_SHIFT, core::ALERT_AFTER_SHIFT);
         assert_eq!(
             super::DEFAULT_MAX_ATTEMPTS,

@@ -105,8 +105,10 @@ pub(crate) fn built_policy(
     if args.nested_single == Some(true) {
         policy.extend(code!(.nested(#private::Nested::Single)));
     }
-    if args.idempotent == Some(Idempotent::No) {
-        policy.extend(code!(.idempotent(false)));
+    match args.idempotent {
+        Some(Idempotent::No) => policy.extend(code!(.idempotent(#private::Idempotent::No))),
+        Some(Idempotent::Key) => policy.extend(code!(.idempotent(#private::Idempotent::Key))),
+        Some(Idempotent::Yes) | None => {}
     }
     let is_const = constant_parts(args);
     let is_static = is_const && dynamic.is_none();

@@ -463,6 +463,58 @@ mod dead_letter_table {
         db.drop_schema().await;
     }
 
+    static KEYED: OnceLock<PostgresTable> = OnceLock::new();
+
+    #[retry(max = 2, backoff = none, idempotent = key, dead_letter = KEYED)]
+    async fn keyed(sent: &Mutex<Vec<String>>) -> std::io::Result<()> {
+        let key = reattempt::attempt().unwrap().call_id().idempotency_key();
+        sent.lock().unwrap().push(key);
+        Err(std::io::ErrorKind::ConnectionReset.into())
+    }
+
+    /// A table an earlier version made, without the columns added since,
+    /// gets them; the key a call sent is stored with its record.
+    #[tokio::test]
+    async fn a_table_of_an_earlier_version_gets_the_idempotency_key_column() {
+        let Some(db) = Db::connect().await else {
+            return;
+        };
+        db.run(
+            "CREATE TABLE {s}.dead_letters (
+                id bigserial PRIMARY KEY, function text NOT NULL, reason text NOT NULL,
+                class text NOT NULL, code text, error text NOT NULL, attempts integer NOT NULL,
+                first_attempt_at timestamptz NOT NULL, last_attempt_at timestamptz NOT NULL,
+                elapsed_ms bigint NOT NULL, fields jsonb NOT NULL, history jsonb NOT NULL,
+                recorded_at timestamptz NOT NULL DEFAULT now()
+            )",
+        )
+        .await;
+        let table = format!("{}.dead_letters", db.schema);
+        KEYED
+            .set(
+                PostgresTable::connect(db.pool.clone(), &table)
+                    .await
+                    .unwrap(),
+            )
+            .unwrap();
+        let sent = Mutex::new(Vec::new());
+        keyed(&sent).await.unwrap_err();
+        KEYED.get().unwrap().flush().await;
+        let stored: (String, Option<String>) =
+            sqlx::query_as(&format!("SELECT call_id, idempotency_key FROM {table}"))
+                .fetch_one(&db.pool)
+                .await
+                .unwrap();
+        let sent = sent.into_inner().unwrap();
+        assert_eq!(stored.1.as_ref(), Some(&sent[0]));
+        assert_eq!(
+            format!("\"{}\"", stored.0),
+            sent[0],
+            "the key is the call id"
+        );
+        db.drop_schema().await;
+    }
+
     static GONE: OnceLock<PostgresTable> = OnceLock::new();
 
     #[retry(max = 1, dead_letter = GONE, fields(account))]

@@ -15,7 +15,7 @@ use crate::dead_letter::DelayFrom;
 use crate::give_up::GiveUp;
 use crate::jitter::{Jitter, Rng};
 use crate::log;
-use crate::policy::Nested;
+use crate::policy::{Idempotent, Nested};
 
 impl<B: Backoff, C: Clock, S: Slot> Call<'_, B, C, S> {
     /// The delay before the next attempt and where it came from, or why
@@ -30,7 +30,7 @@ impl<B: Backoff, C: Clock, S: Slot> Call<'_, B, C, S> {
             Class::Validation => return Err(GiveUp::Validation),
             Class::Transient | Class::RateLimited => {}
         }
-        if !self.policy.idempotent && class.applied() != Applied::No {
+        if self.policy.idempotent == Idempotent::No && class.applied() != Applied::No {
             return Err(GiveUp::MaybeApplied);
         }
         if let Some(max) = self.policy.max_attempts

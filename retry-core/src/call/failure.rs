@@ -18,6 +18,7 @@ use crate::clock::{Clock, saturating_nanos};
 use crate::dead_letter::{self, AttemptRecord, DelayFrom, Record};
 use crate::give_up::GiveUp;
 use crate::log;
+use crate::policy::Idempotent;
 use crate::testing;
 
 impl<B: Backoff, C: Clock, S: Slot> Call<'_, B, C, S> {
@@ -238,6 +239,8 @@ impl<B: Backoff, C: Clock, S: Slot> Call<'_, B, C, S> {
         Record {
             function: self.frame.site.name(),
             call_id: self.frame.call_id.id(),
+            idempotency_key: (self.policy.idempotent == Idempotent::Key)
+                .then(|| self.frame.call_id.id().idempotency_key()),
             host: dead_letter::host_name(),
             pid: std::process::id(),
             reason,

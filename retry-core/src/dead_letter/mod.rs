@@ -65,6 +65,9 @@ pub struct Record {
     pub function: &'static str,
     /// The call's id, as in its log events and its hooks' context.
     pub call_id: CallId,
+    /// The key the call sent for the server to deduplicate it, for a
+    /// function with `idempotent = key`.
+    pub idempotency_key: Option<String>,
     /// The host the call ran on (its host name, or `"unknown"`).
     pub host: &'static str,
     /// The id of the process the call ran in.
@@ -158,6 +161,11 @@ impl Record {
         out.push('{');
         field(&mut out, "function", &Json::Str(self.function));
         field(&mut out, "call_id", &Json::Str(&self.call_id.to_string()));
+        field(
+            &mut out,
+            "idempotency_key",
+            &optional(self.idempotency_key.as_deref()),
+        );
         field(&mut out, "host", &Json::Str(self.host));
         field(&mut out, "pid", &Json::Num(u64::from(self.pid)));
         field(&mut out, "reason", &Json::Str(self.reason.as_str()));
@@ -578,6 +586,7 @@ pub(crate) fn log_undelivered(record: &Record, error: &(dyn Error + 'static)) {
         target: "reattempt",
         function = record.function,
         call_id = %record.call_id,
+        idempotency_key = record.idempotency_key.as_deref(),
         host = record.host,
         pid = record.pid,
         reason = record.reason.as_str(),
@@ -609,6 +618,7 @@ mod tests {
         Record {
             function: "m::f",
             call_id: CallId::from_u128(0x0123_4567_89ab_4def_8123_4567_89ab_cdef),
+            idempotency_key: None,
             host: "db-7",
             pid: 42,
             reason: GiveUp::Exhausted,
@@ -645,7 +655,7 @@ mod tests {
         assert_eq!(
             json,
             concat!(
-                r#"{"function":"m::f","call_id":"01234567-89ab-4def-8123-456789abcdef","host":"db-7","pid":42,"#,
+                r#"{"function":"m::f","call_id":"01234567-89ab-4def-8123-456789abcdef","idempotency_key":null,"host":"db-7","pid":42,"#,
                 r#""reason":"exhausted","class":"transient","code":"503","#,
                 r#""error":"bad \"quote\"\n\u0001","attempts":2,"#,
                 r#""first_attempt_at":"1970-01-01T00:00:00.000Z","last_attempt_at":"1970-01-01T00:00:01.500Z","#,

@@ -131,7 +131,8 @@ impl PostgresTable {
                 recorded_at timestamptz NOT NULL DEFAULT now(),
                 call_id text,
                 host text,
-                pid integer
+                pid integer,
+                idempotency_key text
             )"
         ))
         .execute(&mut *setup)
@@ -139,7 +140,8 @@ impl PostgresTable {
         // A table made by an earlier version lacks the columns added since.
         ::sqlx::query(&format!(
             "ALTER TABLE {table} ADD COLUMN IF NOT EXISTS call_id text, \
-             ADD COLUMN IF NOT EXISTS host text, ADD COLUMN IF NOT EXISTS pid integer"
+             ADD COLUMN IF NOT EXISTS host text, ADD COLUMN IF NOT EXISTS pid integer, \
+             ADD COLUMN IF NOT EXISTS idempotency_key text"
         ))
         .execute(&mut *setup)
         .await?;
@@ -246,9 +248,10 @@ fn escape_nul(record: &Record) -> std::borrow::Cow<'_, Record> {
 async fn write(pool: PgPool, table: String, mut writer: Writer) {
     let insert = format!(
         "INSERT INTO {table} (function, reason, class, code, error, attempts, \
-         first_attempt_at, last_attempt_at, elapsed_ms, fields, history, call_id, host, pid) \
+         first_attempt_at, last_attempt_at, elapsed_ms, fields, history, call_id, host, pid, \
+         idempotency_key) \
          VALUES ($1, $2, $3, $4, $5, $6, $7::timestamptz, $8::timestamptz, $9, $10::jsonb, $11::jsonb, \
-         $12, $13, $14)"
+         $12, $13, $14, $15)"
     );
     let mut unreachable_until: Option<Instant> = None;
     while let Some(message) = writer.inbox.recv().await {
@@ -283,6 +286,7 @@ async fn write(pool: PgPool, table: String, mut writer: Writer) {
             .bind(record.call_id.to_string())
             .bind(record.host)
             .bind(i32::try_from(record.pid).unwrap_or(i32::MAX))
+            .bind(record.idempotency_key.as_deref())
             .execute(&pool);
         match tokio::time::timeout(INSERT_TIMEOUT, stored).await {
             Ok(Ok(_)) => {}

@@ -10,18 +10,22 @@
 //! evaluates its constant only for each set of values.
 //!
 //! The parameters are what a `static` would be built from, as numbers:
-//! durations in nanoseconds, `f64`s as their bits, [`NONE`] for an absent
-//! duration.
+//! durations in nanoseconds, `f64`s as their bits, [`NONE`] for a value
+//! the attribute was not given, which then takes its default here (the
+//! attribute knows the markers, never the defaults).
 
 use core::marker::PhantomData;
 use core::num::NonZeroU32;
 use core::time::Duration;
 
-use crate::backoff::{Exponential, Fibonacci, Fixed, Linear, NoBackoff};
+use crate::backoff::{
+    DEFAULT_BASE, DEFAULT_CAP, DEFAULT_FACTOR, Exponential, Fibonacci, Fixed, Linear, NoBackoff,
+};
 use crate::jitter::Jitter;
-use crate::policy::{DEFAULT_MAX_ATTEMPTS, DEFAULT_MAX_RETRY_AFTER, Idempotent, Nested, Policy};
+use crate::policy::{Idempotent, Nested, Policy};
 
-/// An absent duration (no deadline, no attempt timeout).
+/// A value not given: its default (a curve's part, `max`,
+/// `max_retry_after`), or none at all (no deadline, no attempt timeout).
 pub const NONE: u64 = u64::MAX;
 
 /// `JITTER` for no jitter; a `JITTER` that is not one of the four
@@ -34,6 +38,8 @@ pub const JITTER_FULL: u64 = u64::MAX - 1;
 pub const JITTER_EQUAL: u64 = u64::MAX - 2;
 /// `JITTER` for `Jitter::Decorrelated`.
 pub const JITTER_DECORRELATED: u64 = u64::MAX - 3;
+/// `JITTER` for the bare `jitter` flag: `Jitter::DEFAULT`.
+pub const JITTER_DEFAULT: u64 = u64::MAX - 4;
 
 /// `OPTIONS` bit: server delays are ignored (`retry_after = ignore`).
 pub const IGNORE_RETRY_AFTER: u64 = 1;
@@ -67,15 +73,29 @@ impl ConstBackoff for NoBackoff {
     const BACKOFF: NoBackoff = NoBackoff;
 }
 
-/// `Exponential::new(BASE ns, f64::from_bits(FACTOR), MAX ns)`.
-pub struct ExpOf<const BASE: u64, const FACTOR: u64, const MAX: u64>;
+/// `nanos` as a duration, or `default` for [`NONE`].
+const fn or(nanos: u64, default: Duration) -> Duration {
+    if nanos == NONE {
+        default
+    } else {
+        Duration::from_nanos(nanos)
+    }
+}
+
+/// `Exponential::new(BASE ns, f64::from_bits(FACTOR), MAX ns)`, each part
+/// [`NONE`] for its default.
+pub struct ExpOf<const BASE: u64, const FACTOR: u64 = NONE, const MAX: u64 = NONE>;
 
 impl<const BASE: u64, const FACTOR: u64, const MAX: u64> ConstBackoff for ExpOf<BASE, FACTOR, MAX> {
     type Backoff = Exponential;
     const BACKOFF: Exponential = Exponential::new(
-        Duration::from_nanos(BASE),
-        f64::from_bits(FACTOR),
-        Duration::from_nanos(MAX),
+        or(BASE, DEFAULT_BASE),
+        if FACTOR == NONE {
+            DEFAULT_FACTOR
+        } else {
+            f64::from_bits(FACTOR)
+        },
+        or(MAX, DEFAULT_CAP),
     );
 }
 
@@ -87,46 +107,45 @@ impl<const DELAY: u64> ConstBackoff for FixedOf<DELAY> {
     const BACKOFF: Fixed = Fixed::new(Duration::from_nanos(DELAY));
 }
 
-/// `Linear::new(BASE ns, STEP ns, MAX ns)`.
-pub struct LinearOf<const BASE: u64, const STEP: u64, const MAX: u64>;
+/// `Linear::new(BASE ns, STEP ns, MAX ns)`, each part [`NONE`] for its
+/// default: the step's is the base.
+pub struct LinearOf<const BASE: u64, const STEP: u64 = NONE, const MAX: u64 = NONE>;
 
 impl<const BASE: u64, const STEP: u64, const MAX: u64> ConstBackoff for LinearOf<BASE, STEP, MAX> {
     type Backoff = Linear;
-    const BACKOFF: Linear = Linear::new(
-        Duration::from_nanos(BASE),
-        Duration::from_nanos(STEP),
-        Duration::from_nanos(MAX),
-    );
+    const BACKOFF: Linear = {
+        let base = or(BASE, DEFAULT_BASE);
+        Linear::new(base, or(STEP, base), or(MAX, DEFAULT_CAP))
+    };
 }
 
-/// `Fibonacci::new(BASE ns, MAX ns)`.
-pub struct FibonacciOf<const BASE: u64, const MAX: u64>;
+/// `Fibonacci::new(BASE ns, MAX ns)`, each part [`NONE`] for its default.
+pub struct FibonacciOf<const BASE: u64, const MAX: u64 = NONE>;
 
 impl<const BASE: u64, const MAX: u64> ConstBackoff for FibonacciOf<BASE, MAX> {
     type Backoff = Fibonacci;
-    const BACKOFF: Fibonacci =
-        Fibonacci::new(Duration::from_nanos(BASE), Duration::from_nanos(MAX));
+    const BACKOFF: Fibonacci = Fibonacci::new(or(BASE, DEFAULT_BASE), or(MAX, DEFAULT_CAP));
 }
 
 /// The policy the builder makes from these values, in the order the
 /// attribute calls it: `MAX` attempts (0: unbounded), `JITTER` (see
 /// [`JITTER_NONE`]), `DEADLINE`, `ATTEMPT_TIMEOUT` and `MAX_RETRY_AFTER` in
-/// nanoseconds ([`NONE`]: none), and `OPTIONS` (see [`IGNORE_RETRY_AFTER`]).
-/// The defaults are the builder's, so that the attribute writes only what
-/// an argument set.
+/// nanoseconds, and `OPTIONS` (see [`IGNORE_RETRY_AFTER`]). [`NONE`] is a
+/// value not given, and the parameters the attribute leaves out are that,
+/// so that it writes only what an argument set.
 pub struct ConstPolicy<
     B,
-    const MAX: u32 = DEFAULT_MAX_ATTEMPTS,
+    const MAX: u64 = NONE,
     const JITTER: u64 = JITTER_NONE,
     const DEADLINE: u64 = NONE,
     const ATTEMPT_TIMEOUT: u64 = NONE,
-    const MAX_RETRY_AFTER: u64 = { DEFAULT_MAX_RETRY_AFTER.as_nanos() as u64 },
+    const MAX_RETRY_AFTER: u64 = NONE,
     const OPTIONS: u64 = 0,
 >(PhantomData<B>);
 
 impl<
     B: ConstBackoff,
-    const MAX: u32,
+    const MAX: u64,
     const JITTER: u64,
     const DEADLINE: u64,
     const ATTEMPT_TIMEOUT: u64,
@@ -138,11 +157,17 @@ impl<
     pub const POLICY: Policy<B::Backoff> = {
         let mut policy = Policy::new(B::BACKOFF);
         policy = match MAX {
+            NONE => policy,
             0 => policy.unbounded(),
-            n => policy.max_attempts(n),
+            n => policy.max_attempts(if n > u32::MAX as u64 {
+                u32::MAX
+            } else {
+                n as u32
+            }),
         };
         policy = policy.jitter(match JITTER {
             JITTER_NONE => Jitter::None,
+            JITTER_DEFAULT => Jitter::DEFAULT,
             JITTER_FULL => Jitter::Full,
             JITTER_EQUAL => Jitter::Equal,
             JITTER_DECORRELATED => Jitter::Decorrelated,
@@ -154,9 +179,10 @@ impl<
         if ATTEMPT_TIMEOUT != NONE {
             policy = policy.attempt_timeout(Duration::from_nanos(ATTEMPT_TIMEOUT));
         }
-        policy = policy
-            .max_retry_after(Duration::from_nanos(MAX_RETRY_AFTER))
-            .honor_retry_after(OPTIONS & IGNORE_RETRY_AFTER == 0);
+        if MAX_RETRY_AFTER != NONE {
+            policy = policy.max_retry_after(Duration::from_nanos(MAX_RETRY_AFTER));
+        }
+        policy = policy.honor_retry_after(OPTIONS & IGNORE_RETRY_AFTER == 0);
         if let Some(after) = NonZeroU32::new((OPTIONS >> ALERT_AFTER_SHIFT) as u32) {
             policy = policy.alert_after(after.get());
         }
@@ -180,7 +206,7 @@ macro_rules! by_reference {
     ($($name:ident $(<$($param:ident),*>)? => $backoff:ty;)*) => {$(
         impl<
             $($(const $param: u64,)*)?
-            const MAX: u32,
+            const MAX: u64,
             const JITTER: u64,
             const DEADLINE: u64,
             const ATTEMPT_TIMEOUT: u64,
@@ -250,6 +276,35 @@ mod tests {
             .alert_after(4)
             .nested(Nested::Single)
             .idempotent(Idempotent::No),
+        );
+    }
+
+    #[test]
+    fn what_the_attribute_was_not_given_takes_the_cores_defaults() {
+        same(
+            &ConstPolicy::<Exponential>::POLICY,
+            Policy::new(Exponential::DEFAULT),
+        );
+        same(
+            &ConstPolicy::<ExpOf<100_000_000>, NONE, JITTER_DEFAULT>::POLICY,
+            Policy::new(Exponential::new(
+                Duration::from_millis(100),
+                DEFAULT_FACTOR,
+                DEFAULT_CAP,
+            ))
+            .jitter(Jitter::DEFAULT),
+        );
+        same(
+            &ConstPolicy::<LinearOf<NONE, NONE, 5_000_000_000>>::POLICY,
+            Policy::new(Linear::new(
+                DEFAULT_BASE,
+                DEFAULT_BASE,
+                Duration::from_secs(5),
+            )),
+        );
+        same(
+            &ConstPolicy::<FibonacciOf<7>>::POLICY,
+            Policy::new(Fibonacci::new(Duration::from_nanos(7), DEFAULT_CAP)),
         );
     }
 

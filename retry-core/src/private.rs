@@ -10,7 +10,9 @@ use core::time::Duration;
 use crate::timeout::AttemptTimeout;
 
 pub use crate::backoff::custom::CustomBackoff;
-pub use crate::backoff::{Exponential, Fibonacci, Fixed, Linear, NoBackoff};
+pub use crate::backoff::{
+    DEFAULT_BASE, DEFAULT_CAP, DEFAULT_FACTOR, Exponential, Fibonacci, Fixed, Linear, NoBackoff,
+};
 pub use crate::call::instead::{
     ByLast, ByTimeout, Instead, LastStands, NoLast, NothingStands, TimeoutStands,
 };
@@ -27,8 +29,8 @@ pub use crate::clock::TokioClock;
 pub use crate::clock::thread_sleep;
 pub use crate::const_policy::{
     ALERT_AFTER_SHIFT, ConstPolicy, ExpOf, FibonacciOf, FixedOf, IDEMPOTENCY_KEY,
-    IGNORE_RETRY_AFTER, JITTER_DECORRELATED, JITTER_EQUAL, JITTER_FULL, JITTER_NONE, LinearOf,
-    NESTED_SINGLE, NONE, NOT_IDEMPOTENT,
+    IGNORE_RETRY_AFTER, JITTER_DECORRELATED, JITTER_DEFAULT, JITTER_EQUAL, JITTER_FULL,
+    JITTER_NONE, LinearOf, NESTED_SINGLE, NONE, NOT_IDEMPOTENT,
 };
 pub use crate::dynamic::{AnyBackoff, DynamicPolicy};
 pub use crate::hooks::Context;
@@ -37,6 +39,11 @@ pub use crate::outcome::{Fallible, FromBreakerOpen, FromTimeout, Outcome};
 pub use crate::policy::Policy;
 pub use crate::policy::{Idempotent, Nested};
 pub use crate::preset::external_api;
+
+/// The presets' values, which the expansion names.
+pub mod preset {
+    pub use crate::preset::{EXTERNAL_API, INTERNAL, NETWORK};
+}
 pub use crate::read_outcome::{
     ErrorProbe, Fallback, JudgeValue, LastResort, NoFailure, Probe, ValueProbe,
 };

@@ -75,14 +75,6 @@ impl Dur {
             Dur::Expr(expr) => expr.to_token_stream(),
         }
     }
-
-    /// A default written in the macro, such as `exp`'s 1 s base.
-    pub fn default_literal(value: Duration) -> Dur {
-        Dur::Literal {
-            value,
-            span: Span::call_site(),
-        }
-    }
 }
 
 fn literal(lit: &Lit, what: &str) -> syn::Result<Dur> {

@@ -10,6 +10,7 @@ use syn::spanned::Spanned;
 
 use crate::args::{Args, Backoff, Curve, Custom, Idempotent, Jitter, Max};
 use crate::duration::Dur;
+use crate::preset;
 use crate::shape::constant_parts;
 use crate::spanned::private_call;
 
@@ -21,10 +22,18 @@ pub(crate) fn built_policy(
     private: &Ident,
     dynamic: Option<&syn::Expr>,
 ) -> (TokenStream, TokenStream) {
+    let preset = preset::constant(args, private);
     let BackoffCode {
         tokens: backoff,
         builtin,
-    } = backoff(args.backoff.as_ref(), private);
+    } = match (&args.backoff, &preset) {
+        // The preset's curve, where the function names none of its own.
+        (None, Some(preset)) => BackoffCode {
+            tokens: code!(#preset.backoff),
+            builtin: Some(("Exponential", "Exponential")),
+        },
+        _ => backoff(args.backoff.as_ref(), private),
+    };
     // A dynamic policy picks among the built-in curves, so the static one
     // is held as one of them too.
     let (backoff, backoff_type) = match (dynamic, builtin) {
@@ -44,22 +53,28 @@ pub(crate) fn built_policy(
         }
     };
     let mut policy = code!(#private::Policy::new(#backoff));
-    match &args.max {
-        Some(Max::Limited(n)) => policy.extend(code!(.max_attempts(#n))),
-        Some(Max::Unbounded(_)) => policy.extend(code!(.unbounded())),
-        None => {}
+    match (&args.max, &preset) {
+        (Some(Max::Limited(n)), _) => policy.extend(code!(.max_attempts(#n))),
+        (Some(Max::Unbounded(_)), _) => policy.extend(code!(.unbounded())),
+        (None, Some(preset)) => policy.extend(code!(.max_attempts(#preset.max_attempts))),
+        (None, None) => {}
     }
-    if let Some(jitter) = &args.jitter {
-        let jitter = match *jitter {
-            Jitter::None => None,
-            Jitter::Proportional(ratio) => Some(code!(Proportional(#ratio))),
-            Jitter::Full => Some(code!(Full)),
-            Jitter::Equal => Some(code!(Equal)),
-            Jitter::Decorrelated => Some(code!(Decorrelated)),
-        };
-        if let Some(jitter) = jitter {
-            policy.extend(code!(.jitter(#private::Jitter::#jitter)));
+    match (&args.jitter, &preset) {
+        (Some(jitter), _) => {
+            let jitter = match *jitter {
+                Jitter::None => None,
+                Jitter::Default => Some(code!(DEFAULT)),
+                Jitter::Proportional(ratio) => Some(code!(Proportional(#ratio))),
+                Jitter::Full => Some(code!(Full)),
+                Jitter::Equal => Some(code!(Equal)),
+                Jitter::Decorrelated => Some(code!(Decorrelated)),
+            };
+            if let Some(jitter) = jitter {
+                policy.extend(code!(.jitter(#private::Jitter::#jitter)));
+            }
         }
+        (None, Some(preset)) => policy.extend(code!(.jitter(#preset.jitter))),
+        (None, None) => {}
     }
     let duration = |method: TokenStream, value: &Dur| {
         let value = value.tokens();
@@ -146,6 +161,14 @@ fn backoff(backoff: Option<&Backoff>, private: &Ident) -> BackoffCode {
         tokens,
         builtin: None,
     };
+    // A part not given is the core's default, by name.
+    let part = |given: Option<&Dur>, default: &str| match given {
+        Some(given) => given.tokens(),
+        None => {
+            let default = Ident::new(default, Span::call_site());
+            code!(#private::#default)
+        }
+    };
     match Curve::of(backoff) {
         Err(Custom::Closure(closure)) => {
             custom(private_call("backoff_fn", closure.span(), code!(#closure)))
@@ -157,11 +180,15 @@ fn backoff(backoff: Option<&Backoff>, private: &Ident) -> BackoffCode {
             code!(#private::Exponential::DEFAULT),
         ),
         Ok(Curve::Exp { base, factor, max }) => {
-            let (b, m) = (base.tokens(), max.tokens());
+            let (b, m) = (part(base, "DEFAULT_BASE"), part(max, "DEFAULT_CAP"));
+            let f = match factor {
+                Some(factor) => code!(#factor),
+                None => code!(#private::DEFAULT_FACTOR),
+            };
             builtin(
                 "Exponential",
                 "Exponential",
-                code!(#private::Exponential::new(#b, #factor, #m)),
+                code!(#private::Exponential::new(#b, #f, #m)),
             )
         }
         Ok(Curve::Fixed(delay)) => {
@@ -169,11 +196,13 @@ fn backoff(backoff: Option<&Backoff>, private: &Ident) -> BackoffCode {
             builtin("Fixed", "Fixed", code!(#private::Fixed::new(#d)))
         }
         Ok(Curve::Linear { base, step, max }) => {
-            let (b, s, m) = (base.tokens(), step.tokens(), max.tokens());
+            let (b, m) = (part(base, "DEFAULT_BASE"), part(max, "DEFAULT_CAP"));
+            // The step defaults to the base.
+            let s = step.map_or_else(|| b.clone(), Dur::tokens);
             builtin("Linear", "Linear", code!(#private::Linear::new(#b, #s, #m)))
         }
         Ok(Curve::Fibonacci { base, max }) => {
-            let (b, m) = (base.tokens(), max.tokens());
+            let (b, m) = (part(base, "DEFAULT_BASE"), part(max, "DEFAULT_CAP"));
             builtin(
                 "Fibonacci",
                 "Fibonacci",

@@ -1,50 +1,24 @@
 //! `preset = ...`: the defaults of the three situations backend code meets
-//! most. Explicit arguments override them.
-//!
-//! | preset | max | backoff | jitter | classification |
-//! |---|---|---|---|---|
-//! | `network` | 5 | exp from 1 s, ×2, cap 30 s | proportional (¼) | transient errors only |
-//! | `external_api` | 3 | exp from 2 s, ×2, cap 30 s | full | `Retry-After` honoured; 4xx never retried but 408 and 429 |
-//! | `internal` | 3 | exp from 50 ms, ×2, cap 1 s | none | transient errors only |
+//! most, kept in the core (`reattempt_core`'s `preset.rs`, which has their
+//! table) and named by path. Explicit arguments override them.
 
-use std::time::Duration;
+use proc_macro2::{Ident, TokenStream};
 
-use crate::args::{Args, Backoff, DEFAULT_JITTER_RATIO, Jitter, Max, Preset};
-use crate::duration::Dur;
+use crate::args::{Args, Preset};
 
-/// Fills the arguments the preset sets and the user left out; true when
-/// errors are to be classified as `external_api` says.
-pub fn apply(args: &mut Args) -> bool {
-    let Some(preset) = args.preset else {
-        return false;
+/// The core's constant of the function's preset, if it has one.
+pub fn constant(args: &Args, private: &Ident) -> Option<TokenStream> {
+    let name = match args.preset? {
+        Preset::Network => "NETWORK",
+        Preset::ExternalApi => "EXTERNAL_API",
+        Preset::Internal => "INTERNAL",
     };
-    let exp = |base: Duration, max: Duration| Backoff::Exp {
-        base: Some(Dur::default_literal(base)),
-        factor: Some(2.0),
-        max: Some(Dur::default_literal(max)),
-    };
-    let (max, backoff, jitter) = match preset {
-        Preset::Network => (
-            5,
-            exp(Duration::from_secs(1), Duration::from_secs(30)),
-            Jitter::Proportional(DEFAULT_JITTER_RATIO),
-        ),
-        Preset::ExternalApi => (
-            3,
-            exp(Duration::from_secs(2), Duration::from_secs(30)),
-            Jitter::Full,
-        ),
-        Preset::Internal => (
-            3,
-            exp(Duration::from_millis(50), Duration::from_secs(1)),
-            Jitter::None,
-        ),
-    };
-    args.max.get_or_insert(Max::Limited(max));
-    args.backoff.get_or_insert(backoff);
-    args.jitter.get_or_insert(jitter);
-    if preset == Preset::ExternalApi {
-        args.honor_retry_after.get_or_insert(true);
-    }
-    preset == Preset::ExternalApi && args.on.is_none()
+    let name = Ident::new(name, proc_macro2::Span::call_site());
+    Some(code!(#private::preset::#name))
+}
+
+/// Whether errors are to be classified as `external_api` says: under that
+/// preset, without an `on = ..` of the function's own.
+pub fn classifies_as_external_api(args: &Args) -> bool {
+    args.preset == Some(Preset::ExternalApi) && args.on.is_none()
 }

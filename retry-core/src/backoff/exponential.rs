@@ -1,6 +1,6 @@
 use core::time::Duration;
 
-use super::{Backoff, saturating_from_nanos};
+use super::{Backoff, DEFAULT_BASE, DEFAULT_CAP, DEFAULT_FACTOR, saturating_from_nanos};
 
 /// Delays growing by a factor: `base`, `base·factor`, `base·factor²`, ...,
 /// capped at `max`. `backoff = exp` is `Exponential::DEFAULT`: 1 s, ×2,
@@ -25,9 +25,10 @@ pub struct Exponential {
 }
 
 impl Exponential {
-    /// 1 s, doubling, capped at 30 s.
-    pub const DEFAULT: Exponential =
-        Exponential::new(Duration::from_secs(1), 2.0, Duration::from_secs(30));
+    /// 1 s, doubling, capped at 30 s: [`DEFAULT_BASE`](super::DEFAULT_BASE),
+    /// [`DEFAULT_FACTOR`](super::DEFAULT_FACTOR),
+    /// [`DEFAULT_CAP`](super::DEFAULT_CAP).
+    pub const DEFAULT: Exponential = Exponential::new(DEFAULT_BASE, DEFAULT_FACTOR, DEFAULT_CAP);
 
     /// A curve from `base`, multiplied by `factor` per retry, capped at `max`.
     ///

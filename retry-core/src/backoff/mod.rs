@@ -16,6 +16,17 @@ pub use linear::Linear;
 
 use core::time::Duration;
 
+/// The first delay of a built-in curve (`exp`, `linear`, `fibonacci`)
+/// given without its `base`.
+pub const DEFAULT_BASE: Duration = Duration::from_secs(1);
+
+/// The cap of a built-in curve (`exp`, `linear`, `fibonacci`) given
+/// without its `max`.
+pub const DEFAULT_CAP: Duration = Duration::from_secs(30);
+
+/// The factor of `exp` given without its `factor`.
+pub const DEFAULT_FACTOR: f64 = 2.0;
+
 /// A delay curve: how long to wait before each retry.
 ///
 /// `retry` counts retries from 1: `delay(1)` is the wait between the first

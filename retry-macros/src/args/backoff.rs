@@ -1,8 +1,6 @@
 //! `backoff = ...`: the curve of the waits between attempts, and the
 //! defaults of the parts a built-in curve is given without.
 
-use std::time::Duration;
-
 use proc_macro2::Span;
 use syn::parse::ParseStream;
 use syn::spanned::Spanned;
@@ -34,25 +32,26 @@ pub enum Backoff {
     Expr(Box<Expr>),
 }
 
-/// A built-in curve with the parts not given filled in: what
-/// `Exponential::new`, `Linear::new` and the others are called with.
-pub enum Curve {
+/// A built-in curve, with the parts it was given: a part not given takes
+/// its default in the core (`backoff::DEFAULT_BASE` and the others), which
+/// the expansion names rather than copies.
+pub enum Curve<'a> {
     /// `exp` with no part given, as no `backoff` is: `Exponential::DEFAULT`.
     DefaultExp,
     Exp {
-        base: Dur,
-        factor: f64,
-        max: Dur,
+        base: Option<&'a Dur>,
+        factor: Option<f64>,
+        max: Option<&'a Dur>,
     },
-    Fixed(Dur),
+    Fixed(&'a Dur),
     Linear {
-        base: Dur,
-        step: Dur,
-        max: Dur,
+        base: Option<&'a Dur>,
+        step: Option<&'a Dur>,
+        max: Option<&'a Dur>,
     },
     Fibonacci {
-        base: Dur,
-        max: Dur,
+        base: Option<&'a Dur>,
+        max: Option<&'a Dur>,
     },
     None,
 }
@@ -63,15 +62,10 @@ pub enum Custom<'a> {
     Expr(&'a Expr),
 }
 
-impl Curve {
+impl Curve<'_> {
     /// The curve `backoff` names (no `backoff`: `exp`), or the custom one
-    /// it gives. A base defaults to 1 s, a cap to 30 s, `exp`'s factor to 2
-    /// and `linear`'s step to its base.
-    pub fn of(backoff: Option<&Backoff>) -> Result<Curve, Custom<'_>> {
-        let or = |d: &Option<Dur>, n| {
-            d.clone()
-                .unwrap_or_else(|| Dur::default_literal(Duration::from_secs(n)))
-        };
+    /// it gives.
+    pub fn of(backoff: Option<&Backoff>) -> Result<Curve<'_>, Custom<'_>> {
         let Some(backoff) = backoff else {
             return Ok(Curve::DefaultExp);
         };
@@ -82,22 +76,19 @@ impl Curve {
                 max: None,
             } => Curve::DefaultExp,
             Backoff::Exp { base, factor, max } => Curve::Exp {
-                base: or(base, 1),
-                factor: factor.unwrap_or(2.0),
-                max: or(max, 30),
+                base: base.as_ref(),
+                factor: *factor,
+                max: max.as_ref(),
             },
-            Backoff::Fixed(delay) => Curve::Fixed(delay.clone()),
-            Backoff::Linear { base, step, max } => {
-                let base = or(base, 1);
-                Curve::Linear {
-                    step: step.clone().unwrap_or_else(|| base.clone()),
-                    base,
-                    max: or(max, 30),
-                }
-            }
+            Backoff::Fixed(delay) => Curve::Fixed(delay),
+            Backoff::Linear { base, step, max } => Curve::Linear {
+                base: base.as_ref(),
+                step: step.as_ref(),
+                max: max.as_ref(),
+            },
             Backoff::Fibonacci { base, max } => Curve::Fibonacci {
-                base: or(base, 1),
-                max: or(max, 30),
+                base: base.as_ref(),
+                max: max.as_ref(),
             },
             Backoff::None => Curve::None,
             Backoff::Closure(closure) => return Err(Custom::Closure(closure)),
@@ -105,15 +96,18 @@ impl Curve {
         })
     }
 
-    /// Whether every delay of the curve is a literal, so that it can be
-    /// built in a constant.
+    /// Whether every delay the curve was given is a literal, so that it
+    /// can be built in a constant.
     pub fn is_literal(&self) -> bool {
-        let literal = |ds: &[&Dur]| ds.iter().all(|d| d.literal_value().is_some());
+        let literal =
+            |ds: &[Option<&Dur>]| ds.iter().flatten().all(|d| d.literal_value().is_some());
         match self {
             Curve::DefaultExp | Curve::None => true,
-            Curve::Exp { base, max, .. } | Curve::Fibonacci { base, max } => literal(&[base, max]),
-            Curve::Fixed(delay) => literal(&[delay]),
-            Curve::Linear { base, step, max } => literal(&[base, step, max]),
+            Curve::Exp { base, max, .. } | Curve::Fibonacci { base, max } => {
+                literal(&[*base, *max])
+            }
+            Curve::Fixed(delay) => literal(&[Some(*delay)]),
+            Curve::Linear { base, step, max } => literal(&[*base, *step, *max]),
         }
     }
 }

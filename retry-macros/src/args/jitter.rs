@@ -9,20 +9,19 @@ use crate::hint;
 /// `jitter` / `jitter = ...`
 pub enum Jitter {
     None,
+    /// The bare `jitter` flag: the core's `Jitter::DEFAULT`.
+    Default,
     Proportional(f64),
     Full,
     Equal,
     Decorrelated,
 }
 
-/// The bare `jitter` flag adds up to a quarter of the delay.
-pub const DEFAULT_JITTER_RATIO: f64 = 0.25;
-
 const JITTER_ALLOWED: &str = "`jitter` (up to a quarter of the delay added), `jitter = none`, `jitter = proportional(0.25)`, `jitter = full`, `jitter = equal` or `jitter = decorrelated`";
 
 pub(super) fn parse_jitter(input: ParseStream) -> syn::Result<Jitter> {
     if at_end(input) {
-        return Ok(Jitter::Proportional(DEFAULT_JITTER_RATIO));
+        return Ok(Jitter::Default);
     }
     eq(input, "jitter")?;
     let ident: Ident = input

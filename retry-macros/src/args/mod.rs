@@ -18,7 +18,7 @@ use syn::parse::{Parse, ParseStream};
 use syn::{Expr, Ident, LitStr, Path, Token, token};
 
 pub use backoff::{Backoff, Curve, Custom};
-pub use jitter::{DEFAULT_JITTER_RATIO, Jitter};
+pub use jitter::Jitter;
 pub use keywords::{Idempotent, Preset};
 pub use max::Max;
 pub use on::On;

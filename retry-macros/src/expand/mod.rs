@@ -24,9 +24,9 @@ use clones::{attempt_body, moved_checks};
 use outcome_type::{erased, error_type_span};
 
 /// The expanded function, or the errors that keep it from being expanded.
-pub fn expand(mut args: Args, function: Function) -> syn::Result<TokenStream> {
+pub fn expand(args: Args, function: Function) -> syn::Result<TokenStream> {
     validate::validate(&args, &function)?;
-    let external_api = preset::apply(&mut args);
+    let external_api = preset::classifies_as_external_api(&args);
     let Function {
         attrs,
         head,

@@ -154,6 +154,16 @@ fn unbounded_calls_log_max_as_unbounded_and_display_errors_by_display() {
     assert_eq!(field(&events[0], "error"), "display text");
 }
 
+/// A runtime whose clock is paused: waits end at once, and the time the
+/// logs give is exact.
+fn paused_runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .start_paused(true)
+        .build()
+        .unwrap()
+}
+
 #[retry(max = unbounded, deadline = 3s, backoff = fixed(1s))]
 async fn until_deadline() -> io::Result<()> {
     Err(ErrorKind::TimedOut.into())
@@ -161,11 +171,7 @@ async fn until_deadline() -> io::Result<()> {
 
 #[test]
 fn a_deadline_give_up_says_so_with_virtual_elapsed_time() {
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_time()
-        .start_paused(true)
-        .build()
-        .unwrap();
+    let runtime = paused_runtime();
     let (events, text) = capture(|| {
         runtime.block_on(until_deadline()).unwrap_err();
     });
@@ -186,11 +192,7 @@ async fn slow_first_attempt() -> io::Result<()> {
 /// span under the same name.
 #[test]
 fn elapsed_ms_counts_from_the_start_of_the_call_first_attempt_included() {
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_time()
-        .start_paused(true)
-        .build()
-        .unwrap();
+    let runtime = paused_runtime();
     let (events, text) = capture(|| {
         runtime.block_on(slow_first_attempt()).unwrap_err();
     });
@@ -312,11 +314,7 @@ async fn hangs() -> io::Result<()> {
 
 #[test]
 fn a_timed_out_attempt_is_logged_as_a_transient_timeout() {
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_time()
-        .start_paused(true)
-        .build()
-        .unwrap();
+    let runtime = paused_runtime();
     let (events, text) = capture(|| {
         runtime.block_on(hangs()).unwrap_err();
     });

@@ -100,10 +100,15 @@ use crate::args::{Args, Curve, Hooks, On};
 /// Which loop a function gets; see the module's documentation.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum Shape {
+    /// A sync first attempt before any call state, the rest in the core.
     SyncEarly,
+    /// A sync loop around an inline call state.
     SyncLoop,
+    /// A `LazyCall` whose attempts wait out their delays in `next`.
     AsyncNext,
+    /// A `LazyCall` that waits in the user's `sleep` after each decision.
     AsyncLazy,
+    /// A call state built first, for the loops that run more than the body.
     AsyncCall,
 }
 
@@ -128,6 +133,7 @@ impl Shape {
         Shape::AsyncCall
     }
 
+    /// Whether the function is async.
     pub fn is_async(self) -> bool {
         !matches!(self, Shape::SyncEarly | Shape::SyncLoop)
     }

@@ -150,7 +150,11 @@ fn errors_without_display_are_logged_with_debug() {
 fn unbounded_calls_log_max_as_unbounded_and_display_errors_by_display() {
     let calls = Cell::new(0);
     let (events, _) = capture(|| unbounded(&calls).unwrap());
-    assert_eq!(field(&events[0], "max"), "unbounded");
+    let retrying = events
+        .iter()
+        .find(|e| field(e, "message") == "attempt failed; retrying")
+        .unwrap();
+    assert_eq!(field(retrying, "max"), "unbounded");
     assert_eq!(field(&events[0], "error"), "display text");
 }
 
@@ -255,6 +259,47 @@ fn the_events_of_a_call_with_an_idempotency_key_carry_it() {
             .iter()
             .all(|e| e["fields"].get("idempotency_key").is_none())
     );
+}
+
+#[retry(max = forever, backoff = none)]
+fn until_it_works(calls: &Cell<u32>, failures: u32) -> io::Result<u32> {
+    calls.set(calls.get() + 1);
+    if calls.get() <= failures {
+        return Err(ErrorKind::ConnectionReset.into());
+    }
+    Ok(calls.get())
+}
+
+/// A function that retries for ever says so, once, the first time one of
+/// its calls retries.
+#[test]
+fn retrying_for_ever_is_a_warn_once_per_function() {
+    let said = |events: &[Value]| {
+        events
+            .iter()
+            .filter(|e| {
+                field(e, "message")
+                    .as_str()
+                    .is_some_and(|m| m.starts_with("retrying for ever"))
+            })
+            .count()
+    };
+    let (events, text) = capture(|| {
+        assert_eq!(until_it_works(&Cell::new(0), 3).unwrap(), 4);
+        assert_eq!(until_it_works(&Cell::new(0), 2).unwrap(), 3);
+    });
+    assert_eq!(said(&events), 1, "{text}");
+    let once = events
+        .iter()
+        .find(|e| said(std::slice::from_ref(e)) == 1)
+        .unwrap();
+    assert_eq!(once["level"], "WARN");
+    assert_eq!(field(once, "function"), "logs::until_it_works");
+    let retrying = events
+        .iter()
+        .find(|e| field(e, "message") == "attempt failed; retrying")
+        .unwrap();
+    assert_eq!(field(retrying, "max"), "unbounded");
 }
 
 #[derive(Debug)]

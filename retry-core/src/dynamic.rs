@@ -274,7 +274,10 @@ impl DynamicPolicy {
         if let Some(max) = self.max_retry_after {
             policy = policy.max_retry_after(max);
         }
-        if policy.deadline.is_none() {
+        // A function that retries for ever by its own arguments
+        // (`max = forever`) keeps doing so; a limit that this policy sets
+        // must be bounded.
+        if policy.deadline.is_none() && (self.max_attempts.is_some() || base.max().is_some()) {
             match policy.max() {
                 None => return Err(InvalidPolicy::UnboundedWithoutDeadline),
                 Some(attempts) if attempts > MAX_ATTEMPTS_WITHOUT_DEADLINE => {
@@ -411,6 +414,19 @@ mod tests {
 
     const BASE: Policy<AnyBackoff> =
         Policy::new(AnyBackoff::Fixed(Fixed::new(Duration::from_secs(1)))).max_attempts(4);
+
+    #[test]
+    fn a_function_that_retries_for_ever_keeps_its_dynamic_policy_unless_it_sets_a_limit() {
+        let forever =
+            Policy::new(AnyBackoff::Fixed(Fixed::new(Duration::from_secs(1)))).unbounded();
+        let jitter = DynamicPolicy::new().jitter(Jitter::Full);
+        assert!(jitter.apply(&forever).is_ok());
+        let many = DynamicPolicy::new().max_attempts(MAX_ATTEMPTS_WITHOUT_DEADLINE + 1);
+        assert_eq!(
+            many.apply(&forever).unwrap_err(),
+            InvalidPolicy::TooManyAttemptsWithoutDeadline(MAX_ATTEMPTS_WITHOUT_DEADLINE + 1)
+        );
+    }
 
     #[test]
     fn valid_overrides_apply_and_the_rest_stays() {

@@ -25,7 +25,9 @@
 //! Also: an ERROR `alert: the same failure repeated` (fields `function`,
 //! `call_id`, `class`, `code`, `count`) for `alert_after`; a WARN, once per
 //! function, when a retried call retries inside another (`function`,
-//! `outer`, `call_id`); a WARN, once per kind of problem, for an invalid
+//! `outer`, `call_id`); a WARN, once per function, the first time a call
+//! of a function with `max = forever` retries (`function`, `call_id`); a
+//! WARN, once per kind of problem, for an invalid
 //! dynamic policy (`function`, `problem`); a WARN, once per process, when
 //! an async function without `sleep = ..` makes a timer outside a tokio
 //! runtime, which a thread of this crate's own then ends
@@ -81,6 +83,25 @@ impl MaxField {
 #[inline]
 pub(crate) fn wanted(level: Level) -> bool {
     tracing::level_enabled!(level)
+}
+
+/// The kind under which [`retrying_for_ever`] is logged once per function,
+/// after those of an invalid dynamic policy.
+const RETRYING_FOR_EVER: u32 = 8;
+
+/// A call of a function with `max = forever` retries: said once per
+/// function, the first time, so that a call that may never end is seen.
+#[cold]
+#[inline(never)]
+pub(crate) fn retrying_for_ever(site: &Site, call_id: &CallIdCell) {
+    if wanted(Level::WARN) && site.first_time(RETRYING_FOR_EVER) {
+        tracing::warn!(
+            target: "reattempt",
+            function = site.name(),
+            call_id = %call_id.id(),
+            "retrying for ever: `max = forever` sets no limit and no deadline",
+        );
+    }
 }
 
 /// Whether a subscriber listens to the library's events: it wants the most

@@ -202,7 +202,8 @@ pub struct Site {
     streak_active: AtomicBool,
     streak: Mutex<Streak>,
     pub(crate) nested_warned: AtomicBool,
-    invalid_policies: AtomicU32,
+    /// The kinds of warning said once for the function (`first_time`).
+    warned_once: AtomicU32,
     /// The label sets of its exported series (feature `metrics`).
     labels: export::Labels,
 }
@@ -278,7 +279,7 @@ impl Site {
             fired: false,
         }),
         nested_warned: AtomicBool::new(false),
-        invalid_policies: AtomicU32::new(0),
+        warned_once: AtomicU32::new(0),
         labels: export::Labels::new(""),
     };
 
@@ -515,7 +516,7 @@ impl Site {
     /// call costs neither memory nor a search.
     pub(crate) fn first_time(&self, kind: u32) -> bool {
         let bit = 1u32 << (kind % 32);
-        self.invalid_policies.fetch_or(bit, Ordering::Relaxed) & bit == 0
+        self.warned_once.fetch_or(bit, Ordering::Relaxed) & bit == 0
     }
 }
 

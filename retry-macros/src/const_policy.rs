@@ -38,7 +38,7 @@ pub fn named(args: &Args, private: &Ident) -> Option<TokenStream> {
     let max = match &args.max {
         None => NONE,
         Some(Max::Limited(n)) => u64::from(*n),
-        Some(Max::Unbounded(_)) => 0,
+        Some(Max::Unbounded(_) | Max::Forever(_)) => 0,
     };
     let jitter = match &args.jitter {
         None | Some(Jitter::None) => JITTER_NONE,

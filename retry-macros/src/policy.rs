@@ -55,7 +55,7 @@ pub(crate) fn built_policy(
     let mut policy = code!(#private::Policy::new(#backoff));
     match (&args.max, &preset) {
         (Some(Max::Limited(n)), _) => policy.extend(code!(.max_attempts(#n))),
-        (Some(Max::Unbounded(_)), _) => policy.extend(code!(.unbounded())),
+        (Some(Max::Unbounded(_) | Max::Forever(_)), _) => policy.extend(code!(.unbounded())),
         (None, Some(preset)) => policy.extend(code!(.max_attempts(#preset.max_attempts))),
         (None, None) => {}
     }

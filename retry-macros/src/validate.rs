@@ -18,7 +18,13 @@ pub fn validate(args: &Args, function: &Function) -> syn::Result<()> {
     {
         fail(syn::Error::new(
             span,
-            "`max = unbounded` needs a `deadline`: without one a call that keeps failing would retry forever\nadd `deadline = 30s` (or another duration), or give `max` a number",
+            "`max = unbounded` needs a `deadline`: without one a call that keeps failing would retry forever\nadd `deadline = 30s` (or another duration), or give `max` a number; to retry for ever on purpose, write `max = forever`",
+        ));
+    }
+    if let (Some(Max::Forever(span)), Some(_)) = (&args.max, &args.deadline) {
+        fail(syn::Error::new(
+            *span,
+            "`max = forever` retries with no limit at all, so it takes no `deadline`\nto retry without a count limit until a deadline, write `max = unbounded`",
         ));
     }
     if let Some((key, _)) = &args.attempt_timeout

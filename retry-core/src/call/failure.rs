@@ -118,6 +118,9 @@ impl<B: Backoff, C: Clock, S: Slot> Call<'_, B, C, S> {
         }
         match self.next_delay(&class, elapsed) {
             Ok((delay, from)) => {
+                if self.policy.max_attempts.is_none() && self.policy.deadline.is_none() {
+                    log::retrying_for_ever(self.frame.site, &self.frame.call_id);
+                }
                 if log::wanted(Level::WARN) {
                     log::retrying(
                         self.frame.site,

@@ -7,7 +7,11 @@ use syn::{Ident, Lit, Token};
 /// `max = ...`
 pub enum Max {
     Limited(u32),
+    /// No count limit, bounded by a `deadline` (which `validate` asks for).
     Unbounded(Span),
+    /// No count limit and no deadline, written out: a call retries for
+    /// ever.
+    Forever(Span),
 }
 
 pub(super) fn parse_max(input: ParseStream) -> syn::Result<Max> {
@@ -16,9 +20,12 @@ pub(super) fn parse_max(input: ParseStream) -> syn::Result<Max> {
         if ident == "unbounded" {
             return Ok(Max::Unbounded(ident.span()));
         }
+        if ident == "forever" {
+            return Ok(Max::Forever(ident.span()));
+        }
         return Err(syn::Error::new(
             ident.span(),
-            "`max` takes a number of attempts (`max = 5`) or `unbounded`",
+            "`max` takes a number of attempts (`max = 5`), `unbounded` (with a `deadline`) or `forever` (no limit at all)",
         ));
     }
     if input.peek(Token![-]) {
@@ -32,13 +39,13 @@ pub(super) fn parse_max(input: ParseStream) -> syn::Result<Max> {
     let lit: Lit = input.parse().map_err(|e| {
         syn::Error::new(
             e.span(),
-            "`max` takes a number of attempts (`max = 5`) or `unbounded`",
+            "`max` takes a number of attempts (`max = 5`), `unbounded` (with a `deadline`) or `forever` (no limit at all)",
         )
     })?;
     let Lit::Int(int) = &lit else {
         return Err(syn::Error::new(
             lit.span(),
-            "`max` takes a whole number of attempts, such as `max = 5`, or `unbounded`",
+            "`max` takes a whole number of attempts, such as `max = 5`, `unbounded` (with a `deadline`) or `forever` (no limit at all)",
         ));
     };
     if !int.suffix().is_empty() {

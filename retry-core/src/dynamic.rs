@@ -274,17 +274,15 @@ impl DynamicPolicy {
         if let Some(max) = self.max_retry_after {
             policy = policy.max_retry_after(max);
         }
-        // A function that retries for ever by its own arguments
-        // (`max = forever`) keeps doing so; a limit that this policy sets
-        // must be bounded.
-        if policy.deadline.is_none() && (self.max_attempts.is_some() || base.max().is_some()) {
-            match policy.max() {
-                None => return Err(InvalidPolicy::UnboundedWithoutDeadline),
-                Some(attempts) if attempts > MAX_ATTEMPTS_WITHOUT_DEADLINE => {
-                    return Err(InvalidPolicy::TooManyAttemptsWithoutDeadline(attempts));
-                }
-                Some(_) => {}
-            }
+        // Without a deadline, a limit must be one a call runs through in
+        // reasonable time. A function with no limit at all wrote so itself
+        // (`max = forever`): no policy here can make one, as none can take
+        // away a limit or a deadline.
+        if policy.deadline.is_none()
+            && let Some(attempts) = policy.max()
+            && attempts > MAX_ATTEMPTS_WITHOUT_DEADLINE
+        {
+            return Err(InvalidPolicy::TooManyAttemptsWithoutDeadline(attempts));
         }
         Ok(policy)
     }
@@ -352,8 +350,6 @@ pub enum InvalidPolicy {
     JitterRatio(f64),
     /// A zero `deadline`, `attempt_timeout` or `max_retry_after`.
     Zero(&'static str),
-    /// No limit on attempts and no deadline.
-    UnboundedWithoutDeadline,
     /// More than [`MAX_ATTEMPTS_WITHOUT_DEADLINE`] attempts and no deadline.
     TooManyAttemptsWithoutDeadline(u32),
 }
@@ -380,9 +376,6 @@ impl fmt::Display for InvalidPolicy {
                 write!(f, "the proportional jitter ratio {ratio} is outside 0..=1")
             }
             InvalidPolicy::Zero(what) => write!(f, "{what} is zero"),
-            InvalidPolicy::UnboundedWithoutDeadline => {
-                f.write_str("the policy has no limit on attempts and no deadline")
-            }
             InvalidPolicy::TooManyAttemptsWithoutDeadline(attempts) => write!(
                 f,
                 "max_attempts {attempts} without a deadline: more than {MAX_ATTEMPTS_WITHOUT_DEADLINE} attempts need one"
@@ -402,7 +395,6 @@ impl InvalidPolicy {
             InvalidPolicy::CapBelowBase { .. } => 2,
             InvalidPolicy::JitterRatio(_) => 3,
             InvalidPolicy::Zero(_) => 4,
-            InvalidPolicy::UnboundedWithoutDeadline => 5,
             InvalidPolicy::TooManyAttemptsWithoutDeadline(_) => 6,
         }
     }

@@ -266,6 +266,13 @@ pub struct Classification {
 /// What kind of code a classification carries, so that spans can record it
 /// under its OpenTelemetry name: `http.response.status_code`,
 /// `db.response.status_code` or `rpc.grpc.status_code`.
+///
+/// ```
+/// use reattempt::CodeKind;
+///
+/// assert_eq!(reattempt::http::status(503).code_kind(), CodeKind::Http);
+/// assert_eq!(reattempt::postgres::sqlstate("40001").code_kind(), CodeKind::Database);
+/// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum CodeKind {

@@ -59,7 +59,24 @@ impl<T, E> Outcome for Result<T, E> {
     }
 }
 
-/// The error of outcomes that cannot fail, such as `Option<T>`.
+/// The error of outcomes that cannot fail, such as `Option<T>`: a
+/// function returning one is retried on its values (`if_result`).
+///
+/// ```
+/// use reattempt::{NoError, Outcome, retry};
+///
+/// // The whole value is the outcome; there is never an error.
+/// let split: Result<&Option<u32>, &NoError> = Some(3).split();
+/// assert_eq!(split, Ok(&Some(3)));
+///
+/// #[retry(max = 3, backoff = none, if_result = |job: &Option<u32>| job.is_none())]
+/// fn next_job(queue: &mut Vec<u32>) -> Option<u32> {
+///     queue.pop()
+/// }
+///
+/// assert_eq!(next_job(&mut vec![7]), Some(7));
+/// assert_eq!(next_job(&mut Vec::new()), None, "three tries, then the last value");
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum NoError {}
 
@@ -104,6 +121,15 @@ plain_outcomes!(
 
 /// A return type that carries errors: what `#[retry]` needs when there is
 /// no `if_result` to judge values.
+///
+/// ```compile_fail
+/// use reattempt::retry;
+///
+/// #[retry(max = 3)] // `#[retry]` needs a function that returns `Result<T, E>`, not `u32`
+/// fn count() -> u32 {
+///     3
+/// }
+/// ```
 #[diagnostic::on_unimplemented(
     message = "`#[retry]` needs a function that returns `Result<T, E>`, not `{Self}`",
     label = "this return type has no error to classify",
@@ -114,7 +140,16 @@ pub trait Fallible: Outcome {}
 impl<T, E> Fallible for Result<T, E> {}
 
 /// A return type that can report an attempt that ran out of time: what
-/// `attempt_timeout` needs.
+/// `attempt_timeout` needs. `Result<T, E>` is one where `E` has
+/// `From<AttemptTimeout>`, as `std::io::Error` does.
+///
+/// ```
+/// use reattempt::{AttemptTimeout, FromTimeout};
+///
+/// let timeout = AttemptTimeout::new(std::time::Duration::from_secs(2));
+/// let timed_out = <std::io::Result<()> as FromTimeout>::from_timeout(timeout);
+/// assert_eq!(timed_out.unwrap_err().kind(), std::io::ErrorKind::TimedOut);
+/// ```
 #[diagnostic::on_unimplemented(
     message = "`attempt_timeout` needs to return a timeout as `{Self}`",
     label = "no error of this type can stand for a timed-out attempt",
@@ -134,7 +169,15 @@ impl<T, E: From<AttemptTimeout>> FromTimeout for Result<T, E> {
 }
 
 /// A return type that can report a call its breaker refused: what
-/// `breaker = classic(..)` needs.
+/// `breaker = classic(..)` needs. `Result<T, E>` is one where `E` has
+/// `From<BreakerOpen>`, as `std::io::Error` does.
+///
+/// ```
+/// use reattempt::{BreakerOpen, FromBreakerOpen};
+///
+/// let refused = <std::io::Result<()> as FromBreakerOpen>::from_breaker_open(BreakerOpen::new());
+/// assert!(refused.unwrap_err().to_string().contains("breaker"));
+/// ```
 #[diagnostic::on_unimplemented(
     message = "`breaker = classic(..)` needs to return a refused call as `{Self}`",
     label = "no error of this type can stand for a call the breaker refused",

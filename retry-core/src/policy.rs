@@ -97,7 +97,28 @@ impl Idempotent {
     }
 }
 
-/// What a retried call does when it runs inside another retried call.
+/// What a retried call does when it runs inside another retried call:
+/// `nested = single` is [`Nested::Single`].
+///
+/// ```
+/// use reattempt::retry;
+/// use std::cell::Cell;
+///
+/// #[retry(max = 3, backoff = none, nested = single)]
+/// fn inner(calls: &Cell<u32>) -> std::io::Result<()> {
+///     calls.set(calls.get() + 1);
+///     Err(std::io::ErrorKind::ConnectionReset.into())
+/// }
+///
+/// #[retry(max = 2, backoff = none)]
+/// fn outer(calls: &Cell<u32>) -> std::io::Result<()> {
+///     inner(calls)
+/// }
+///
+/// let calls = Cell::new(0);
+/// outer(&calls).unwrap_err();
+/// assert_eq!(calls.get(), 2, "one attempt of `inner` per attempt of `outer`");
+/// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Nested {
     /// Retry as usual: the attempts of the layers multiply.

@@ -101,6 +101,26 @@ pub fn instant() -> InstantWaits {
 
 /// The guard of [`instant()`]: what the calls on its thread, and in the
 /// tasks it covers, would have waited.
+///
+/// ```
+/// use reattempt::retry;
+/// use std::cell::Cell;
+/// use std::time::Duration;
+///
+/// #[retry(max = 3, backoff = fixed(10s))]
+/// fn flaky(calls: &Cell<u32>) -> std::io::Result<u32> {
+///     calls.set(calls.get() + 1);
+///     if calls.get() < 3 {
+///         return Err(std::io::ErrorKind::ConnectionReset.into());
+///     }
+///     Ok(calls.get())
+/// }
+///
+/// let waits = reattempt::testing::instant();
+/// assert_eq!(flaky(&Cell::new(0)).unwrap(), 3);
+/// assert_eq!(waits.delays(), [Duration::from_secs(10); 2]);
+/// assert_eq!((waits.retries(), waits.total()), (2, Duration::from_secs(20)));
+/// ```
 #[derive(Debug)]
 #[must_use = "waits are instant only while the guard lives"]
 pub struct InstantWaits {

@@ -98,6 +98,26 @@ pub struct Record {
 }
 
 /// One failed attempt of a recorded call.
+///
+/// ```
+/// use reattempt::dead_letter::{DelayFrom, Memory};
+/// use reattempt::{Class, retry};
+/// use std::time::Duration;
+///
+/// static FAILED: Memory = Memory::new();
+///
+/// #[retry(max = 2, backoff = fixed(1ms), dead_letter = FAILED)]
+/// fn sync_orders() -> std::io::Result<()> {
+///     Err(std::io::ErrorKind::ConnectionReset.into())
+/// }
+///
+/// sync_orders().unwrap_err();
+/// let history = &FAILED.take()[0].history;
+/// assert_eq!((history[0].attempt, history[0].class), (1, Class::Transient));
+/// assert_eq!(history[0].delay, Some(Duration::from_millis(1)));
+/// assert_eq!(history[0].delay_from, Some(DelayFrom::Backoff));
+/// assert_eq!(history[1].delay, None, "the last attempt waits for nothing");
+/// ```
 #[derive(Clone, Debug, PartialEq)]
 #[non_exhaustive]
 pub struct AttemptRecord {
@@ -114,6 +134,12 @@ pub struct AttemptRecord {
 }
 
 /// Where the wait after an attempt came from.
+///
+/// ```
+/// use reattempt::dead_letter::DelayFrom;
+///
+/// assert_eq!(DelayFrom::ServerDelay.as_str(), "server_delay");
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum DelayFrom {

@@ -190,6 +190,23 @@ impl Drop for InstantWaits {
 
 /// A future whose retried calls skip their waits, recording them with the
 /// guard that made it ([`InstantWaits::cover`]).
+///
+/// ```
+/// use reattempt::retry;
+/// use reattempt::testing::Covered;
+///
+/// #[retry(max = 2, backoff = fixed(1h))]
+/// async fn flaky() -> std::io::Result<()> {
+///     Err(std::io::ErrorKind::TimedOut.into())
+/// }
+///
+/// let waits = reattempt::testing::instant();
+/// let covered: Covered<_> = waits.cover(flaky());
+/// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+/// covered.await.unwrap_err(); // at once, not after an hour
+/// # });
+/// assert_eq!(waits.retries(), 1);
+/// ```
 #[derive(Debug)]
 #[must_use = "futures do nothing unless polled"]
 pub struct Covered<F> {

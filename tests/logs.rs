@@ -324,8 +324,10 @@ fn named_fields_appear_in_every_event_and_other_arguments_in_none() {
         assert_eq!(event["span"]["user_id"], "42");
         assert_eq!(event["span"]["order"], "Order { id: 7 }");
     }
+    // The whole number: four digits alone may turn up in a call id or a
+    // timestamp, by chance.
     assert!(
-        !text.contains("4111"),
+        !text.contains("4111 1111 1111 1111") && !text.contains("card_number"),
         "an argument not named in fields never appears"
     );
 }

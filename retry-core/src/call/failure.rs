@@ -239,11 +239,12 @@ impl<B: Backoff, C: Clock, S: Slot> Call<'_, B, C, S> {
         let mut named = Vec::new();
         fields(&mut |name, value| named.push((name, format!("{value:?}"))));
         let now = SystemTime::now();
+        let call_id = self.frame.call_id.id();
         Record {
             function: self.frame.site.name(),
-            call_id: self.frame.call_id.id(),
+            call_id,
             idempotency_key: (self.policy.idempotent == Idempotent::Key)
-                .then(|| self.frame.call_id.id().idempotency_key()),
+                .then(|| call_id.idempotency_key()),
             host: dead_letter::host_name(),
             pid: std::process::id(),
             reason,

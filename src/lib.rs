@@ -63,6 +63,8 @@ pub use reattempt_core::reqwest;
 #[cfg(feature = "redis-fleet")]
 pub use reattempt_core::fleet;
 
+pub mod _guide;
+
 #[doc(hidden)]
 pub mod __private {
     pub use reattempt_core::__private::*;

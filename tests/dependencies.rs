@@ -1,19 +1,19 @@
-//! README's "Crates and dependencies" names every crate that `reattempt`
-//! brings with its default features.
+//! The guide's chapter on crates and features names every crate that
+//! `reattempt` brings with its default features.
 
 use std::process::Command;
 
 #[test]
-fn the_readme_names_every_crate_the_default_features_bring() {
-    let readme = include_str!("../README.md");
-    let start = readme
+fn the_guide_names_every_crate_the_default_features_bring() {
+    let chapter = include_str!("../docs/guide/crates_and_features.md");
+    let start = chapter
         .find("With default features, these are all the crates it brings")
         .expect("the section's opening sentence");
     let end = start
-        + readme[start..]
+        + chapter[start..]
             .find("features that are off by default")
             .expect("its end");
-    let section = &readme[start..end];
+    let section = &chapter[start..end];
 
     let tree = Command::new(env!("CARGO"))
         .args([
@@ -45,5 +45,5 @@ fn the_readme_names_every_crate_the_default_features_bring() {
         .iter()
         .filter(|name| !section.contains(&format!("`{name}`")))
         .collect();
-    assert!(missing.is_empty(), "README does not name {missing:?}");
+    assert!(missing.is_empty(), "the chapter does not name {missing:?}");
 }

@@ -84,6 +84,42 @@ fn the_published_counts_of_a_call_are_what_callgrind_counts() {
     }
 }
 
+/// README's table of what a call costs is a part of BENCHMARKS.md's, cell
+/// for cell, so the front page shows no figure the benchmarks do not
+/// (and the test above measures those).
+#[test]
+fn the_readme_figures_are_the_published_ones() {
+    let readme = Section::of("README.md", "What it costs");
+    let published = Section::read("Instructions per call");
+    let lines: Vec<&str> = readme.text.lines().collect();
+    let header = lines
+        .iter()
+        .position(|line| line.starts_with("| |"))
+        .expect("README's table");
+    let columns: Vec<&str> = cells(lines[header]).skip(1).collect();
+    let mut compared = 0;
+    for line in lines[header + 2..]
+        .iter()
+        .take_while(|line| line.starts_with('|'))
+    {
+        let row = row_name(line).expect("a row name");
+        for (column, cell) in columns.iter().zip(cells(line).skip(1)) {
+            let column = if *column == "`#[retry]`" {
+                "reattempt"
+            } else {
+                column
+            };
+            assert_eq!(
+                cell,
+                published.cell(row, column),
+                "README's {row}, {column}"
+            );
+            compared += 1;
+        }
+    }
+    assert!(compared >= 9, "README's table has {compared} cells");
+}
+
 #[test]
 fn the_allocation_table_is_what_a_counting_allocator_counts() {
     assert_table_is_printed(
@@ -342,19 +378,25 @@ fn output_within(mut command: Command, limit: Duration) -> String {
     printed
 }
 
-/// A section of BENCHMARKS.md: from a heading to the next.
+/// A section of BENCHMARKS.md (or of another document): from a heading to
+/// the next.
 struct Section {
     text: String,
 }
 
 impl Section {
-    /// The section whose heading starts with `heading`.
+    /// The section of BENCHMARKS.md whose heading starts with `heading`.
     fn read(heading: &str) -> Self {
-        let document =
-            fs::read_to_string(workspace().join("BENCHMARKS.md")).expect("BENCHMARKS.md");
+        Section::of("BENCHMARKS.md", heading)
+    }
+
+    /// The section of the workspace's `file` whose heading starts with
+    /// `heading`.
+    fn of(file: &str, heading: &str) -> Self {
+        let document = fs::read_to_string(workspace().join(file)).expect(file);
         let start = document
             .find(&format!("\n## {heading}"))
-            .unwrap_or_else(|| panic!("BENCHMARKS.md has no section {heading:?}"));
+            .unwrap_or_else(|| panic!("{file} has no section {heading:?}"));
         let rest = &document[start + 1..];
         let end = rest[1..].find("\n## ").map_or(rest.len(), |end| end + 1);
         Section {

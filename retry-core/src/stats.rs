@@ -1,7 +1,8 @@
 //! Per-function statistics, readable in-process with [`all`] and [`get`],
 //! and with the `metrics` feature exported through the `metrics` facade as
 //! they happen (counters ending in `_total` and a histogram of call
-//! duration; the names and labels are in the crate's README).
+//! duration; the names and labels are in the `reattempt` guide's chapter
+//! on operations).
 //!
 //! Every retried function counts its calls as they end: successes at the
 //! first attempt and after retries, give-ups by reason, the attempts made,

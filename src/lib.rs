@@ -46,6 +46,38 @@
 /// ```
 pub use reattempt_macros::retry;
 
+/// Classifies an error type by its variants, for `#[retry]` to use with no
+/// `on = ..`: a variant that wraps an error with a classification of its
+/// own (a client's error, `std::io::Error`, another derived type, a boxed
+/// error) delegates to it, and any other takes a class. The guide's
+/// [classification](crate::_guide::classification#your-own-error-type)
+/// chapter has every attribute.
+///
+/// ```
+/// use reattempt::{Class, Classified, retry};
+///
+/// #[derive(Debug, Classified)]
+/// enum AppError {
+///     Io(std::io::Error),
+///     #[classify(validation, code = "parse")]
+///     Parse(String),
+///     #[classify(transient, not_applied)]
+///     Busy,
+/// }
+///
+/// let refused = AppError::Io(std::io::ErrorKind::ConnectionRefused.into());
+/// assert_eq!(refused.classification().class(), Class::Transient);
+/// let bad = AppError::Parse("x".into()).classification();
+/// assert_eq!((bad.class(), bad.code()), (Class::Validation, Some("parse")));
+///
+/// #[retry(max = 3, backoff = none)]
+/// fn parse(text: &str) -> Result<u64, AppError> {
+///     text.parse().map_err(|_| AppError::Parse(text.to_owned()))
+/// }
+/// assert!(matches!(parse("x"), Err(AppError::Parse(_))));
+/// ```
+pub use reattempt_macros::Classified;
+
 // What users write and read. The attempt state machine, its futures and
 // its clocks are named only by the expansion, under `__private`.
 pub use reattempt_core::{

@@ -7,6 +7,7 @@ use core::future::Future;
 use core::ops::Deref;
 use core::time::Duration;
 
+use crate::class::Code;
 use crate::timeout::AttemptTimeout;
 
 pub use crate::backoff::custom::CustomBackoff;
@@ -49,6 +50,39 @@ pub use crate::read_outcome::{
 };
 pub use crate::stats::Site;
 pub use tracing;
+
+/// The code a `#[derive(Classified)]` variant names with `code = ".."`,
+/// evaluated as a constant, so that one longer than a [`Code`] holds is an
+/// error where the crate compiles rather than a cut code in its logs.
+pub const fn derived_code(text: &str) -> Code {
+    match Code::try_new(text) {
+        Ok(code) => code,
+        Err(_) => panic!(
+            "a `code` of `#[classify(..)]` is longer than the `reattempt::Code::CAPACITY` bytes a code holds"
+        ),
+    }
+}
+
+/// What `#[derive(Classified)]` delegates a variant to: the wrapped
+/// error's own classification, with a message that fits the derive when
+/// its type has none.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` has no retry classification for `#[derive(Classified)]` to delegate to",
+    label = "the variant wraps a `{Self}`, which does not implement `reattempt::Classified`",
+    note = "give the variant a class, such as `#[classify(transient)]` or `#[classify(logical)]`, or a function with `#[classify(with = path::to::fn)]`",
+    note = "or implement (or derive) `reattempt::Classified` for `{Self}`"
+)]
+pub trait Delegate {
+    /// The wrapped error's classification.
+    fn delegated(&self) -> Classification;
+}
+
+impl<T: Classified + ?Sized> Delegate for T {
+    #[inline]
+    fn delegated(&self) -> Classification {
+        self.classification()
+    }
+}
 
 /// Calls an `if_result` predicate, giving a closure its argument type: a
 /// value it returns true for is a transient failure.
@@ -185,7 +219,8 @@ pub fn into_class<R: IntoClassification>(value: R) -> Classification {
     value.into_classification()
 }
 
-/// Calls a classifier closure, giving it its argument type.
+/// Calls a classifier closure (of `on = ..`, or of a `#[classify(with = ..)]`
+/// variant with its field), giving it its argument type.
 #[inline]
 pub fn classify_with<E: ?Sized, R: IntoClassification>(
     error: &E,

@@ -14,6 +14,7 @@ macro_rules! code {
 }
 
 mod args;
+mod classified;
 mod const_policy;
 mod duration;
 mod expand;
@@ -59,6 +60,16 @@ fn retry_impl(
         Ok(expanded) => expanded,
         Err(error) => with_error(item, error),
     }
+}
+
+/// Classifies an error type by its variants: each delegates to the error
+/// it wraps, or takes a class of its own. See `reattempt::Classified`.
+#[proc_macro_derive(Classified, attributes(classify))]
+pub fn derive_classified(input: TokenStream) -> TokenStream {
+    let input = syn::parse_macro_input!(input as syn::DeriveInput);
+    classified::derive(input)
+        .unwrap_or_else(syn::Error::into_compile_error)
+        .into()
 }
 
 fn with_error(mut item: proc_macro2::TokenStream, error: syn::Error) -> proc_macro2::TokenStream {

@@ -129,8 +129,10 @@ impl IntoClassification for Classification {
 /// `on = ...` is given (and by `on = transient`).
 ///
 /// Implemented for [`std::io::Error`] (by [`std::io::ErrorKind`]) and,
-/// with the `http` feature, for `http::StatusCode`. Implement it for your
-/// own error type to make `#[retry]` work on it without `on`:
+/// with the `http` feature, for `http::StatusCode`. Derive it for your own
+/// error type with `#[derive(reattempt::Classified)]`, which delegates each
+/// variant to the error it wraps or gives it the class it names, or
+/// implement it by hand to make `#[retry]` work on it without `on`:
 ///
 /// ```
 /// use reattempt::{Classification, Classified};
@@ -156,7 +158,7 @@ impl IntoClassification for Classification {
     message = "`{Self}` has no default retry classification",
     label = "`#[retry]` cannot tell which `{Self}` errors are worth retrying",
     note = "pass a classifier, for example `#[retry(on = |e: &{Self}| ...)]` returning `bool` or `reattempt::Class`, or `#[retry(on = matches(Pattern))]`",
-    note = "or implement `reattempt::Classified` for `{Self}`"
+    note = "or derive `reattempt::Classified` for `{Self}`, or implement it"
 )]
 pub trait Classified {
     /// The classification of this error.

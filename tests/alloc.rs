@@ -9,6 +9,7 @@ use std::pin::pin;
 use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
+use reattempt::dynamic::{DynamicPolicy, PolicyCell};
 use reattempt::retry;
 
 struct Counting;
@@ -58,6 +59,13 @@ fn plain(x: u64) -> io::Result<u64> {
 #[retry(max = 5, backoff = exp, jitter = decorrelated, deadline = 10s)]
 fn with_deadline(x: u64) -> io::Result<u64> {
     Ok(std::hint::black_box(x))
+}
+
+static RELOADED: PolicyCell = PolicyCell::new(DynamicPolicy::new());
+
+#[retry(max = 5, backoff = exp, jitter, policy = RELOADED)]
+fn configured(x: u64) -> io::Result<u64> {
+    Ok(x)
 }
 
 #[retry(max = 5, backoff = exp, jitter)]
@@ -116,6 +124,21 @@ fn the_success_path_never_allocates() {
     let (n, out) = allocations(|| run(plain_async(7)));
     assert_eq!(out.unwrap(), 7);
     assert_eq!(n, 0, "async success");
+}
+
+/// A call reads its `PolicyCell` as it starts: after the cell was set, and
+/// again once this thread has its copy, the read allocates nothing.
+#[test]
+fn reading_a_reloaded_policy_allocates_nothing() {
+    let (n, out) = allocations(|| configured(7));
+    assert_eq!(out.unwrap(), 7);
+    assert_eq!(n, 0, "a cell never set");
+    RELOADED.set(DynamicPolicy::new().max_attempts(3));
+    for read in ["the first read after a set", "a cached read"] {
+        let (n, out) = allocations(|| configured(7));
+        assert_eq!(out.unwrap(), 7);
+        assert_eq!(n, 0, "{read}");
+    }
 }
 
 #[test]

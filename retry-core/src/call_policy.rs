@@ -2,7 +2,7 @@
 //! policy it evaluates to, over the function's static arguments, or those
 //! alone when it is invalid.
 
-use crate::dynamic::{AnyBackoff, DynamicPolicy};
+use crate::dynamic::{AnyBackoff, DynamicPolicy, PolicyCell};
 use crate::policy::Policy;
 use crate::stats::Site;
 
@@ -11,25 +11,61 @@ use crate::stats::Site;
 /// `cuts`: whether the function's attempts can be cut, which a dynamic
 /// `attempt_timeout` needs.
 #[inline]
-pub fn dynamic_policy<T: PolicySource>(
+pub fn dynamic_policy<T: PolicySource + ?Sized>(
     base: &Policy<AnyBackoff>,
-    dynamic: T,
+    dynamic: &T,
     site: &Site,
     cuts: bool,
 ) -> Policy<AnyBackoff> {
-    resolve(base, dynamic.borrow(), site, cuts)
+    resolve(base, &dynamic.policy(), site, cuts)
 }
 
-/// What `policy = ...` evaluates to: a `DynamicPolicy`, or what lends one
-/// by `Borrow` (a reference, a `Box`, an `Arc`).
+/// What `policy = ...` evaluates to: a [`DynamicPolicy`], a
+/// [`PolicyCell`], or a reference, `Box` or `Arc` of one.
 #[diagnostic::on_unimplemented(
-    message = "`policy = ..` takes a `reattempt::dynamic::DynamicPolicy`, not `{Self}`",
+    message = "`policy = ..` takes a `reattempt::dynamic::DynamicPolicy` or a `PolicyCell`, not `{Self}`",
     label = "not a dynamic policy",
-    note = "the expression is evaluated on every call; it may give the policy itself, a reference to one, or an `Arc<DynamicPolicy>`"
+    note = "the expression is evaluated on every call; it may give a policy, a `static` `PolicyCell`, a reference to either, or an `Arc` of either"
 )]
-pub trait PolicySource: core::borrow::Borrow<DynamicPolicy> {}
+pub trait PolicySource {
+    /// The policy this call uses, whole.
+    fn policy(&self) -> DynamicPolicy;
+}
 
-impl<T: core::borrow::Borrow<DynamicPolicy>> PolicySource for T {}
+impl PolicySource for DynamicPolicy {
+    #[inline]
+    fn policy(&self) -> DynamicPolicy {
+        *self
+    }
+}
+
+impl PolicySource for PolicyCell {
+    #[inline]
+    fn policy(&self) -> DynamicPolicy {
+        self.get()
+    }
+}
+
+impl<T: PolicySource + ?Sized> PolicySource for &T {
+    #[inline]
+    fn policy(&self) -> DynamicPolicy {
+        (**self).policy()
+    }
+}
+
+impl<T: PolicySource + ?Sized> PolicySource for Box<T> {
+    #[inline]
+    fn policy(&self) -> DynamicPolicy {
+        (**self).policy()
+    }
+}
+
+impl<T: PolicySource + ?Sized> PolicySource for std::sync::Arc<T> {
+    #[inline]
+    fn policy(&self) -> DynamicPolicy {
+        (**self).policy()
+    }
+}
 
 /// The kind under which a dynamic `attempt_timeout` that the function
 /// cannot honour is logged, after [`InvalidPolicy`]'s.

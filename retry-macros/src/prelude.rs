@@ -50,9 +50,13 @@ pub(crate) fn prelude(
                 Some(ret) => code!(#private::Probe::<#ret>::new().__retry_from_timeout().is_some()),
                 None => code!(false),
             };
+            // Borrowed, so that a `static` cell is named as it is; the
+            // borrow spanned at the expression, so that a value of the
+            // wrong type is the error there.
+            let borrowed = quote::quote_spanned!(dynamic.span()=> &(#dynamic));
             code! {
                 #policy
-                let __retry_policy = &#private::dynamic_policy(__retry_policy, #dynamic, &__RETRY_SITE, #cuts);
+                let __retry_policy = &#private::dynamic_policy(__retry_policy, #borrowed, &__RETRY_SITE, #cuts);
             }
         }
         None => policy,

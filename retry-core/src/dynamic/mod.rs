@@ -7,101 +7,20 @@
 //! per function (a bad factor, a zero attempt count, ...): a value that
 //! changes on every call is not logged again, and costs no memory.
 
-use core::fmt;
+mod cell;
+mod invalid;
+mod spec;
+
 use core::time::Duration;
 
-use crate::backoff::{Backoff, Exponential, Fibonacci, Fixed, Linear, NoBackoff};
+use crate::backoff::Exponential;
 use crate::jitter::Jitter;
 use crate::policy::Policy;
 
-/// One of the built-in curves, chosen at run time: the curve of a
-/// function with `policy = ..`. Named by the expansion only.
-#[doc(hidden)]
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum AnyBackoff {
-    /// [`Exponential`].
-    Exponential(Exponential),
-    /// [`Fixed`].
-    Fixed(Fixed),
-    /// [`Linear`].
-    Linear(Linear),
-    /// [`Fibonacci`].
-    Fibonacci(Fibonacci),
-    /// [`NoBackoff`].
-    None(NoBackoff),
-}
-
-impl Backoff for AnyBackoff {
-    fn delay(&self, retry: u32) -> Duration {
-        match self {
-            AnyBackoff::Exponential(b) => b.delay(retry),
-            AnyBackoff::Fixed(b) => b.delay(retry),
-            AnyBackoff::Linear(b) => b.delay(retry),
-            AnyBackoff::Fibonacci(b) => b.delay(retry),
-            AnyBackoff::None(b) => b.delay(retry),
-        }
-    }
-
-    fn max_delay(&self) -> Duration {
-        match self {
-            AnyBackoff::Exponential(b) => b.max_delay(),
-            AnyBackoff::Fixed(b) => b.max_delay(),
-            AnyBackoff::Linear(b) => b.max_delay(),
-            AnyBackoff::Fibonacci(b) => b.max_delay(),
-            AnyBackoff::None(b) => b.max_delay(),
-        }
-    }
-}
-
-/// A backoff as configuration gives it, checked before use.
-///
-/// ```
-/// use reattempt::dynamic::{BackoffSpec, DynamicPolicy};
-/// use std::time::Duration;
-///
-/// // Read from a configuration file: exponential from 100 ms, doubling,
-/// // capped at 5 s.
-/// let spec = BackoffSpec::Exponential {
-///     base: Duration::from_millis(100),
-///     factor: 2.0,
-///     max: Duration::from_secs(5),
-/// };
-/// let policy = DynamicPolicy::new().backoff(spec).max_attempts(4);
-/// # let _ = policy;
-/// ```
-#[derive(Clone, Copy, Debug, PartialEq)]
-#[non_exhaustive]
-pub enum BackoffSpec {
-    /// `base·factor^n`, capped at `max`.
-    Exponential {
-        /// The first delay.
-        base: Duration,
-        /// At least 1.
-        factor: f64,
-        /// The cap, at least `base`.
-        max: Duration,
-    },
-    /// The same delay every time.
-    Fixed(Duration),
-    /// `base + step·n`, capped at `max`.
-    Linear {
-        /// The first delay.
-        base: Duration,
-        /// Added per retry.
-        step: Duration,
-        /// The cap, at least `base`.
-        max: Duration,
-    },
-    /// `base` times the Fibonacci numbers, capped at `max`.
-    Fibonacci {
-        /// The first delay.
-        base: Duration,
-        /// The cap, at least `base`.
-        max: Duration,
-    },
-    /// No wait.
-    None,
-}
+pub use cell::PolicyCell;
+pub use invalid::{InvalidPolicy, MAX_ATTEMPTS_WITHOUT_DEADLINE};
+use spec::checked;
+pub use spec::{AnyBackoff, BackoffSpec};
 
 /// What a dynamic policy overrides; `None` keeps the static argument.
 ///
@@ -128,7 +47,7 @@ pub enum BackoffSpec {
 /// call(&mut calls).unwrap_err();
 /// assert_eq!(calls, 2, "the next call sees the new limit");
 /// ```
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
 #[non_exhaustive]
 pub struct DynamicPolicy {
     /// Most attempts, the first included.
@@ -288,121 +207,10 @@ impl DynamicPolicy {
     }
 }
 
-fn checked(spec: BackoffSpec) -> Result<AnyBackoff, InvalidPolicy> {
-    let cap = |base: Duration, max: Duration| {
-        if max < base {
-            Err(InvalidPolicy::CapBelowBase { base, max })
-        } else {
-            Ok(())
-        }
-    };
-    Ok(match spec {
-        BackoffSpec::Exponential { base, factor, max } => {
-            if factor.is_nan() || factor < 1.0 || factor.is_infinite() {
-                return Err(InvalidPolicy::Factor(factor));
-            }
-            cap(base, max)?;
-            AnyBackoff::Exponential(Exponential::new(base, factor, max))
-        }
-        BackoffSpec::Fixed(delay) => AnyBackoff::Fixed(Fixed::new(delay)),
-        BackoffSpec::Linear { base, step, max } => {
-            cap(base, max)?;
-            AnyBackoff::Linear(Linear::new(base, step, max))
-        }
-        BackoffSpec::Fibonacci { base, max } => {
-            cap(base, max)?;
-            AnyBackoff::Fibonacci(Fibonacci::new(base, max))
-        }
-        BackoffSpec::None => AnyBackoff::None(NoBackoff),
-    })
-}
-
-/// The most attempts a dynamic policy may allow without a deadline. Values
-/// read at run time come from configuration, where a stray digit is easy:
-/// past this, a call that keeps failing would run for hours (days, with no
-/// backoff), so such a policy needs a deadline to bound it.
-pub const MAX_ATTEMPTS_WITHOUT_DEADLINE: u32 = 1_000;
-
-/// Why a dynamic policy was not used.
-///
-/// ```
-/// use reattempt::dynamic::{DynamicPolicy, InvalidPolicy};
-///
-/// let zero = DynamicPolicy::new().max_attempts(0).check();
-/// assert_eq!(zero.unwrap_err(), InvalidPolicy::ZeroAttempts);
-/// assert_eq!(zero.unwrap_err().to_string(), "max_attempts is 0; it counts attempts, the first included");
-/// ```
-#[derive(Clone, Copy, Debug, PartialEq)]
-#[non_exhaustive]
-pub enum InvalidPolicy {
-    /// `max_attempts` is 0.
-    ZeroAttempts,
-    /// An exponential factor below 1, infinite or not a number.
-    Factor(f64),
-    /// A cap below the first delay.
-    CapBelowBase {
-        /// The first delay.
-        base: Duration,
-        /// The cap.
-        max: Duration,
-    },
-    /// A proportional jitter ratio outside `0..=1`.
-    JitterRatio(f64),
-    /// A zero `deadline`, `attempt_timeout` or `max_retry_after`.
-    Zero(&'static str),
-    /// More than [`MAX_ATTEMPTS_WITHOUT_DEADLINE`] attempts and no deadline.
-    TooManyAttemptsWithoutDeadline(u32),
-}
-
-impl fmt::Display for InvalidPolicy {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            InvalidPolicy::ZeroAttempts => {
-                f.write_str("max_attempts is 0; it counts attempts, the first included")
-            }
-            InvalidPolicy::Factor(factor) => {
-                write!(
-                    f,
-                    "the exponential factor {factor} is not a number of at least 1"
-                )
-            }
-            InvalidPolicy::CapBelowBase { base, max } => {
-                write!(
-                    f,
-                    "the backoff cap {max:?} is below its first delay {base:?}"
-                )
-            }
-            InvalidPolicy::JitterRatio(ratio) => {
-                write!(f, "the proportional jitter ratio {ratio} is outside 0..=1")
-            }
-            InvalidPolicy::Zero(what) => write!(f, "{what} is zero"),
-            InvalidPolicy::TooManyAttemptsWithoutDeadline(attempts) => write!(
-                f,
-                "max_attempts {attempts} without a deadline: more than {MAX_ATTEMPTS_WITHOUT_DEADLINE} attempts need one"
-            ),
-        }
-    }
-}
-
-impl std::error::Error for InvalidPolicy {}
-
-impl InvalidPolicy {
-    /// A number per variant, so that each kind of problem is logged once.
-    pub(crate) fn kind(&self) -> u32 {
-        match self {
-            InvalidPolicy::ZeroAttempts => 0,
-            InvalidPolicy::Factor(_) => 1,
-            InvalidPolicy::CapBelowBase { .. } => 2,
-            InvalidPolicy::JitterRatio(_) => 3,
-            InvalidPolicy::Zero(_) => 4,
-            InvalidPolicy::TooManyAttemptsWithoutDeadline(_) => 6,
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::backoff::{Backoff, Fixed};
 
     const BASE: Policy<AnyBackoff> =
         Policy::new(AnyBackoff::Fixed(Fixed::new(Duration::from_secs(1)))).max_attempts(4);

@@ -1,0 +1,88 @@
+//! Why a dynamic policy is refused, in the words its WARN and
+//! [`DynamicPolicy::check`](super::DynamicPolicy::check) use.
+
+use core::fmt;
+use core::time::Duration;
+
+/// The most attempts a dynamic policy may allow without a deadline. Values
+/// read at run time come from configuration, where a stray digit is easy:
+/// past this, a call that keeps failing would run for hours (days, with no
+/// backoff), so such a policy needs a deadline to bound it.
+pub const MAX_ATTEMPTS_WITHOUT_DEADLINE: u32 = 1_000;
+
+/// Why a dynamic policy was not used.
+///
+/// ```
+/// use reattempt::dynamic::{DynamicPolicy, InvalidPolicy};
+///
+/// let zero = DynamicPolicy::new().max_attempts(0).check();
+/// assert_eq!(zero.unwrap_err(), InvalidPolicy::ZeroAttempts);
+/// assert_eq!(zero.unwrap_err().to_string(), "max_attempts is 0; it counts attempts, the first included");
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq)]
+#[non_exhaustive]
+pub enum InvalidPolicy {
+    /// `max_attempts` is 0.
+    ZeroAttempts,
+    /// An exponential factor below 1, infinite or not a number.
+    Factor(f64),
+    /// A cap below the first delay.
+    CapBelowBase {
+        /// The first delay.
+        base: Duration,
+        /// The cap.
+        max: Duration,
+    },
+    /// A proportional jitter ratio outside `0..=1`.
+    JitterRatio(f64),
+    /// A zero `deadline`, `attempt_timeout` or `max_retry_after`.
+    Zero(&'static str),
+    /// More than [`MAX_ATTEMPTS_WITHOUT_DEADLINE`] attempts and no deadline.
+    TooManyAttemptsWithoutDeadline(u32),
+}
+
+impl fmt::Display for InvalidPolicy {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            InvalidPolicy::ZeroAttempts => {
+                f.write_str("max_attempts is 0; it counts attempts, the first included")
+            }
+            InvalidPolicy::Factor(factor) => {
+                write!(
+                    f,
+                    "the exponential factor {factor} is not a number of at least 1"
+                )
+            }
+            InvalidPolicy::CapBelowBase { base, max } => {
+                write!(
+                    f,
+                    "the backoff cap {max:?} is below its first delay {base:?}"
+                )
+            }
+            InvalidPolicy::JitterRatio(ratio) => {
+                write!(f, "the proportional jitter ratio {ratio} is outside 0..=1")
+            }
+            InvalidPolicy::Zero(what) => write!(f, "{what} is zero"),
+            InvalidPolicy::TooManyAttemptsWithoutDeadline(attempts) => write!(
+                f,
+                "max_attempts {attempts} without a deadline: more than {MAX_ATTEMPTS_WITHOUT_DEADLINE} attempts need one"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for InvalidPolicy {}
+
+impl InvalidPolicy {
+    /// A number per variant, so that each kind of problem is logged once.
+    pub(crate) fn kind(&self) -> u32 {
+        match self {
+            InvalidPolicy::ZeroAttempts => 0,
+            InvalidPolicy::Factor(_) => 1,
+            InvalidPolicy::CapBelowBase { .. } => 2,
+            InvalidPolicy::JitterRatio(_) => 3,
+            InvalidPolicy::Zero(_) => 4,
+            InvalidPolicy::TooManyAttemptsWithoutDeadline(_) => 6,
+        }
+    }
+}

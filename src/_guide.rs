@@ -17,6 +17,8 @@
 //! - [`testing`]: tests of retried code that do not wait.
 //! - [`operations`]: budgets, breakers, limits, dead letters, alerts,
 //!   statistics, metrics, run-time policies, nested retries.
+//! - [`configuration`]: policies read at run time, from text, JSON, TOML
+//!   or a file, and replaced while calls run; retrying for ever.
 //! - [`fleet`]: budgets, breakers and alerts shared through Redis.
 //! - [`logs_and_tracing`]: the events, their fields, the spans.
 //! - [`how_the_body_runs`]: what the attribute makes of the function.
@@ -45,6 +47,9 @@ pub mod testing {}
 
 #[doc = include_str!("../docs/guide/operations.md")]
 pub mod operations {}
+
+#[doc = include_str!("../docs/guide/configuration.md")]
+pub mod configuration {}
 
 #[doc = include_str!("../docs/guide/fleet.md")]
 pub mod fleet {}

@@ -9,7 +9,10 @@
 
 mod cell;
 mod invalid;
+#[cfg(feature = "serde")]
+mod serde;
 mod spec;
+mod text;
 
 use core::time::Duration;
 
@@ -21,6 +24,7 @@ pub use cell::PolicyCell;
 pub use invalid::{InvalidPolicy, MAX_ATTEMPTS_WITHOUT_DEADLINE};
 use spec::checked;
 pub use spec::{AnyBackoff, BackoffSpec};
+pub use text::ParsePolicyError;
 
 /// What a dynamic policy overrides; `None` keeps the static argument.
 ///

@@ -1,0 +1,279 @@
+//! Dynamic policies read from and written to configuration (feature
+//! `serde`): a map of the policy's fields, durations written as people
+//! write them (`"250ms"`, `"1m30s"`), curves and jitters in the attribute's
+//! words (`"exp(base = 100ms, max = 10s)"`, `"full"`); or the whole policy
+//! as one string of its text form.
+//!
+//! Every error names the field and what it takes, and a policy that reads
+//! but fails [`DynamicPolicy::check`] is refused in the check's words.
+
+use core::fmt;
+use core::marker::PhantomData;
+
+use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, Unexpected, Visitor};
+use serde::ser::{SerializeMap, Serializer};
+use serde::{Deserialize, Serialize};
+
+use super::text::{JitterWords, Written, parse_backoff, parse_duration, parse_jitter};
+use super::{BackoffSpec, DynamicPolicy, ParsePolicyError};
+use crate::jitter::Jitter;
+
+/// The fields of a policy, as an unknown one's error lists them.
+const FIELDS: &[&str] = &[
+    "max_attempts",
+    "backoff",
+    "jitter",
+    "deadline",
+    "attempt_timeout",
+    "honor_retry_after",
+    "max_retry_after",
+];
+
+/// ```
+/// use reattempt::dynamic::DynamicPolicy;
+/// use std::time::Duration;
+///
+/// let policy: DynamicPolicy = serde_json::from_str(
+///     r#"{ "max_attempts": 4, "backoff": "exp(base = 100ms, max = 10s)", "jitter": "full", "deadline": "1m30s" }"#,
+/// ).unwrap();
+/// assert_eq!(policy.deadline, Some(Duration::from_secs(90)));
+///
+/// let wrong = serde_json::from_str::<DynamicPolicy>(r#"{ "deadline": 30 }"#).unwrap_err();
+/// assert!(wrong.to_string().contains("a duration for `deadline`"), "{wrong}");
+/// ```
+impl<'de> Deserialize<'de> for DynamicPolicy {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<DynamicPolicy, D::Error> {
+        deserializer.deserialize_any(PolicyVisitor)
+    }
+}
+
+struct PolicyVisitor;
+
+impl<'de> Visitor<'de> for PolicyVisitor {
+    type Value = DynamicPolicy;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "a retry policy: a map of {} or its text form, such as \"max = 4, deadline = 30s\"",
+            FIELDS.join(", ")
+        )
+    }
+
+    fn visit_str<E: de::Error>(self, text: &str) -> Result<DynamicPolicy, E> {
+        text.parse().map_err(E::custom)
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<DynamicPolicy, A::Error> {
+        let mut policy = DynamicPolicy::new();
+        while let Some(key) = map.next_key::<String>()? {
+            let field = FIELDS
+                .iter()
+                .find(|field| **field == key)
+                .ok_or_else(|| de::Error::unknown_field(&key, FIELDS))?;
+            let duplicate = || de::Error::duplicate_field(field);
+            match *field {
+                "max_attempts" => {
+                    let attempts = map.next_value_seed(Attempts)?;
+                    put(&mut policy.max_attempts, attempts).ok_or_else(duplicate)?;
+                }
+                "backoff" => {
+                    let backoff = map.next_value_seed(Words::new(field, parse_backoff))?;
+                    put(&mut policy.backoff, backoff).ok_or_else(duplicate)?;
+                }
+                "jitter" => {
+                    let jitter = map.next_value_seed(Words::new(field, parse_jitter))?;
+                    put(&mut policy.jitter, jitter).ok_or_else(duplicate)?;
+                }
+                "honor_retry_after" => {
+                    let honor = map.next_value_seed(Honor)?;
+                    put(&mut policy.honor_retry_after, honor).ok_or_else(duplicate)?;
+                }
+                _ => {
+                    let slot = match *field {
+                        "deadline" => &mut policy.deadline,
+                        "attempt_timeout" => &mut policy.attempt_timeout,
+                        _ => &mut policy.max_retry_after,
+                    };
+                    let duration = map.next_value_seed(Words::new(field, parse_duration))?;
+                    put(slot, duration).ok_or_else(duplicate)?;
+                }
+            }
+        }
+        policy.check().map_err(de::Error::custom)?;
+        Ok(policy)
+    }
+}
+
+/// Fills an empty slot; `None` when it was already filled.
+fn put<T>(slot: &mut Option<T>, value: T) -> Option<()> {
+    if slot.is_some() {
+        return None;
+    }
+    *slot = Some(value);
+    Some(())
+}
+
+/// A field written as text and read by `parse`: its errors name the field.
+struct Words<T> {
+    field: &'static str,
+    parse: fn(&str) -> Result<T, ParsePolicyError>,
+    value: PhantomData<T>,
+}
+
+impl<T> Words<T> {
+    fn new(field: &'static str, parse: fn(&str) -> Result<T, ParsePolicyError>) -> Words<T> {
+        Words {
+            field,
+            parse,
+            value: PhantomData,
+        }
+    }
+}
+
+impl<'de, T> DeserializeSeed<'de> for Words<T> {
+    type Value = T;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<T, D::Error> {
+        deserializer.deserialize_str(self)
+    }
+}
+
+impl<T> Visitor<'_> for Words<T> {
+    type Value = T;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.field {
+            "backoff" => f.write_str(
+                "a curve for `backoff`, such as \"exp(base = 100ms, max = 10s)\", \"fixed(250ms)\" or \"none\"",
+            ),
+            "jitter" => f.write_str(
+                "a jitter for `jitter`: \"none\", \"proportional\", \"proportional(0.25)\", \"full\", \"equal\" or \"decorrelated\"",
+            ),
+            field => write!(
+                f,
+                "a duration for `{field}`, such as \"250ms\", \"30s\" or \"1m30s\""
+            ),
+        }
+    }
+
+    fn visit_str<E: de::Error>(self, text: &str) -> Result<T, E> {
+        (self.parse)(text).map_err(|error| E::custom(format_args!("{}: {error}", self.field)))
+    }
+}
+
+/// `max_attempts`: a whole number of attempts.
+struct Attempts;
+
+impl<'de> DeserializeSeed<'de> for Attempts {
+    type Value = u32;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<u32, D::Error> {
+        deserializer.deserialize_u32(self)
+    }
+}
+
+impl Visitor<'_> for Attempts {
+    type Value = u32;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a number of attempts for `max_attempts`, the first included")
+    }
+
+    fn visit_u64<E: de::Error>(self, attempts: u64) -> Result<u32, E> {
+        u32::try_from(attempts).map_err(|_| E::invalid_value(Unexpected::Unsigned(attempts), &self))
+    }
+
+    fn visit_i64<E: de::Error>(self, attempts: i64) -> Result<u32, E> {
+        u32::try_from(attempts).map_err(|_| E::invalid_value(Unexpected::Signed(attempts), &self))
+    }
+}
+
+/// `honor_retry_after`: a boolean.
+struct Honor;
+
+impl<'de> DeserializeSeed<'de> for Honor {
+    type Value = bool;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<bool, D::Error> {
+        deserializer.deserialize_bool(self)
+    }
+}
+
+impl Visitor<'_> for Honor {
+    type Value = bool;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("true or false for `honor_retry_after`")
+    }
+
+    fn visit_bool<E: de::Error>(self, honor: bool) -> Result<bool, E> {
+        Ok(honor)
+    }
+}
+
+/// The fields the policy overrides, as its `Deserialize` reads them.
+impl Serialize for DynamicPolicy {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let durations = [
+            ("deadline", self.deadline),
+            ("attempt_timeout", self.attempt_timeout),
+            ("max_retry_after", self.max_retry_after),
+        ];
+        let fields = usize::from(self.max_attempts.is_some())
+            + usize::from(self.backoff.is_some())
+            + usize::from(self.jitter.is_some())
+            + usize::from(self.honor_retry_after.is_some())
+            + durations
+                .iter()
+                .filter(|(_, value)| value.is_some())
+                .count();
+        let mut map = serializer.serialize_map(Some(fields))?;
+        if let Some(attempts) = self.max_attempts {
+            map.serialize_entry("max_attempts", &attempts)?;
+        }
+        if let Some(backoff) = &self.backoff {
+            map.serialize_entry("backoff", backoff)?;
+        }
+        if let Some(jitter) = &self.jitter {
+            map.serialize_entry("jitter", jitter)?;
+        }
+        for (field, value) in durations {
+            if let Some(value) = value {
+                map.serialize_entry(field, &Written(value).to_string())?;
+            }
+        }
+        if let Some(honor) = self.honor_retry_after {
+            map.serialize_entry("honor_retry_after", &honor)?;
+        }
+        map.end()
+    }
+}
+
+/// A curve in the attribute's words: `"exp(base = 100ms, max = 10s)"`.
+impl Serialize for BackoffSpec {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(self)
+    }
+}
+
+/// A curve in the attribute's words, the parts left out at their defaults.
+impl<'de> Deserialize<'de> for BackoffSpec {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<BackoffSpec, D::Error> {
+        Words::new("backoff", parse_backoff).deserialize(deserializer)
+    }
+}
+
+/// A jitter in the attribute's words: `"full"`, `"proportional(0.25)"`.
+impl Serialize for Jitter {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(&JitterWords(*self))
+    }
+}
+
+/// A jitter in the attribute's words.
+impl<'de> Deserialize<'de> for Jitter {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Jitter, D::Error> {
+        Words::new("jitter", parse_jitter).deserialize(deserializer)
+    }
+}

@@ -1,0 +1,630 @@
+//! A dynamic policy written as text, in the attribute's own words, so that
+//! it can come from an environment variable or a configuration value:
+//! `max = 4, backoff = exp(base = 100ms, max = 10s), jitter = full,
+//! deadline = 30s`.
+
+use core::fmt;
+use core::str::FromStr;
+use core::time::Duration;
+
+use super::{BackoffSpec, DynamicPolicy, InvalidPolicy};
+use crate::backoff::{DEFAULT_BASE, DEFAULT_CAP, DEFAULT_FACTOR};
+use crate::jitter::Jitter;
+
+/// Why a policy written as text was not read: text that does not parse,
+/// or a policy that parses and fails [`DynamicPolicy::check`].
+///
+/// ```
+/// use reattempt::dynamic::{DynamicPolicy, ParsePolicyError};
+///
+/// let typo = "max = 3, backof = exp".parse::<DynamicPolicy>().unwrap_err();
+/// assert!(typo.to_string().starts_with("unknown setting `backof`"));
+/// let zero = "max = 0".parse::<DynamicPolicy>().unwrap_err();
+/// assert!(matches!(zero, ParsePolicyError::Invalid(_)));
+/// assert_eq!(zero.to_string(), "max_attempts is 0; it counts attempts, the first included");
+/// ```
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub enum ParsePolicyError {
+    /// The text does not parse; the message says where and what is allowed.
+    Syntax(String),
+    /// The policy parses, and is refused for this reason.
+    Invalid(InvalidPolicy),
+}
+
+impl fmt::Display for ParsePolicyError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ParsePolicyError::Syntax(message) => f.write_str(message),
+            ParsePolicyError::Invalid(problem) => problem.fmt(f),
+        }
+    }
+}
+
+impl std::error::Error for ParsePolicyError {}
+
+impl From<InvalidPolicy> for ParsePolicyError {
+    fn from(problem: InvalidPolicy) -> ParsePolicyError {
+        ParsePolicyError::Invalid(problem)
+    }
+}
+
+fn syntax(message: impl Into<String>) -> ParsePolicyError {
+    ParsePolicyError::Syntax(message.into())
+}
+
+/// The settings of the text form, as messages list them.
+const SETTINGS: &str =
+    "`max`, `backoff`, `jitter`, `deadline`, `attempt_timeout`, `retry_after`, `max_retry_after`";
+
+/// What a curve is written as.
+const CURVES: &str = "`exp`, `exp(base = DUR, factor = F, max = DUR)`, `fixed(DUR)`, `linear(base = DUR, step = DUR, max = DUR)`, `fibonacci(base = DUR, max = DUR)` or `none`";
+
+/// What a jitter is written as.
+const JITTERS: &str =
+    "`none`, `proportional`, `proportional(R)`, `full`, `equal` or `decorrelated`";
+
+/// A policy in the attribute's words, checked as [`DynamicPolicy::check`]
+/// checks it.
+///
+/// ```
+/// use reattempt::dynamic::{BackoffSpec, DynamicPolicy};
+/// use reattempt::jitter::Jitter;
+/// use std::time::Duration;
+///
+/// let policy: DynamicPolicy =
+///     "max = 4, backoff = exp(base = 100ms, max = 10s), jitter = full, deadline = 1m30s"
+///         .parse()
+///         .unwrap();
+/// assert_eq!(policy.max_attempts, Some(4));
+/// assert_eq!(policy.jitter, Some(Jitter::Full));
+/// assert_eq!(policy.deadline, Some(Duration::from_secs(90)));
+/// assert_eq!(policy.to_string().parse::<DynamicPolicy>(), Ok(policy));
+/// ```
+impl FromStr for DynamicPolicy {
+    type Err = ParsePolicyError;
+
+    fn from_str(text: &str) -> Result<DynamicPolicy, ParsePolicyError> {
+        let mut policy = DynamicPolicy::new();
+        for setting in split_top_level(text)? {
+            let setting = setting.trim();
+            if setting.is_empty() {
+                continue;
+            }
+            let (key, value) = setting
+                .split_once('=')
+                .map(|(key, value)| (key.trim(), value.trim()))
+                .ok_or_else(|| {
+                    syntax(format!(
+                        "`{setting}` is not `setting = value`; the settings are {SETTINGS}"
+                    ))
+                })?;
+            let in_setting = |error: ParsePolicyError| match error {
+                ParsePolicyError::Syntax(message) => syntax(format!("{key}: {message}")),
+                invalid => invalid,
+            };
+            match key {
+                "max" | "max_attempts" => {
+                    let attempts = value.parse().map_err(|_| {
+                        syntax(format!("{key}: `{value}` is not a number of attempts"))
+                    })?;
+                    set_once(&mut policy.max_attempts, attempts, key)?;
+                }
+                "backoff" => set_once(
+                    &mut policy.backoff,
+                    parse_backoff(value).map_err(in_setting)?,
+                    key,
+                )?,
+                "jitter" => set_once(
+                    &mut policy.jitter,
+                    parse_jitter(value).map_err(in_setting)?,
+                    key,
+                )?,
+                "deadline" => set_once(
+                    &mut policy.deadline,
+                    parse_duration(value).map_err(in_setting)?,
+                    key,
+                )?,
+                "attempt_timeout" => set_once(
+                    &mut policy.attempt_timeout,
+                    parse_duration(value).map_err(in_setting)?,
+                    key,
+                )?,
+                "max_retry_after" => set_once(
+                    &mut policy.max_retry_after,
+                    parse_duration(value).map_err(in_setting)?,
+                    key,
+                )?,
+                "retry_after" | "honor_retry_after" => {
+                    let honor = match value {
+                        "honor" | "true" => true,
+                        "ignore" | "false" => false,
+                        _ => {
+                            return Err(syntax(format!(
+                                "{key}: `{value}` is neither `honor` nor `ignore`"
+                            )));
+                        }
+                    };
+                    set_once(&mut policy.honor_retry_after, honor, key)?;
+                }
+                _ => {
+                    return Err(syntax(format!(
+                        "unknown setting `{key}`; the settings are {SETTINGS}"
+                    )));
+                }
+            }
+        }
+        policy.check()?;
+        Ok(policy)
+    }
+}
+
+fn set_once<T>(slot: &mut Option<T>, value: T, key: &str) -> Result<(), ParsePolicyError> {
+    if slot.is_some() {
+        return Err(syntax(format!("`{key}` is given twice")));
+    }
+    *slot = Some(value);
+    Ok(())
+}
+
+/// The text split at the commas outside parentheses.
+fn split_top_level(text: &str) -> Result<Vec<&str>, ParsePolicyError> {
+    let mut parts = Vec::new();
+    let (mut depth, mut start) = (0usize, 0);
+    for (at, c) in text.char_indices() {
+        match c {
+            '(' => depth += 1,
+            ')' => {
+                depth = depth
+                    .checked_sub(1)
+                    .ok_or_else(|| syntax(format!("`)` without its `(` in `{text}`")))?;
+            }
+            ',' if depth == 0 => {
+                parts.push(&text[start..at]);
+                start = at + 1;
+            }
+            _ => {}
+        }
+    }
+    if depth != 0 {
+        return Err(syntax(format!("`(` without its `)` in `{text}`")));
+    }
+    parts.push(&text[start..]);
+    Ok(parts)
+}
+
+/// A name and what its parentheses hold: `exp(base = 1s)` is
+/// `("exp", Some("base = 1s"))`, `full` is `("full", None)`.
+fn call(text: &str) -> Result<(&str, Option<&str>), ParsePolicyError> {
+    let text = text.trim();
+    match text.split_once('(') {
+        None => Ok((text, None)),
+        Some((name, rest)) => {
+            let inside = rest
+                .strip_suffix(')')
+                .ok_or_else(|| syntax(format!("`{text}` does not end with `)`")))?;
+            Ok((name.trim(), Some(inside)))
+        }
+    }
+}
+
+/// A curve in the attribute's words; the parts left out take the
+/// attribute's defaults.
+pub(crate) fn parse_backoff(text: &str) -> Result<BackoffSpec, ParsePolicyError> {
+    let (name, inside) = call(text)?;
+    if name == "fixed" {
+        let delay = inside
+            .filter(|inside| !inside.trim().is_empty() && !inside.contains('='))
+            .ok_or_else(|| {
+                syntax(format!(
+                    "`fixed` takes its delay: `fixed(250ms)`, not `{}`",
+                    text.trim()
+                ))
+            })?;
+        return Ok(BackoffSpec::Fixed(parse_duration(delay)?));
+    }
+    let mut parts = Parts::read(inside.unwrap_or(""))?;
+    let spec = match name {
+        "exp" | "exponential" => {
+            let base = parts.duration("base")?.unwrap_or(DEFAULT_BASE);
+            BackoffSpec::Exponential {
+                base,
+                factor: parts.number("factor")?.unwrap_or(DEFAULT_FACTOR),
+                max: parts.duration("max")?.unwrap_or(DEFAULT_CAP.max(base)),
+            }
+        }
+        "linear" => {
+            let base = parts.duration("base")?.unwrap_or(DEFAULT_BASE);
+            BackoffSpec::Linear {
+                base,
+                step: parts.duration("step")?.unwrap_or(base),
+                max: parts.duration("max")?.unwrap_or(DEFAULT_CAP.max(base)),
+            }
+        }
+        "fibonacci" => {
+            let base = parts.duration("base")?.unwrap_or(DEFAULT_BASE);
+            BackoffSpec::Fibonacci {
+                base,
+                max: parts.duration("max")?.unwrap_or(DEFAULT_CAP.max(base)),
+            }
+        }
+        "none" if inside.is_none() => BackoffSpec::None,
+        _ => {
+            return Err(syntax(format!(
+                "`{}` is not a curve; a curve is {CURVES}",
+                text.trim()
+            )));
+        }
+    };
+    parts.finish(name)?;
+    Ok(spec)
+}
+
+/// The `key = value` parts of a curve, taken one by one; any left over is
+/// an error.
+struct Parts<'a>(Vec<(&'a str, &'a str)>);
+
+impl<'a> Parts<'a> {
+    fn read(inside: &'a str) -> Result<Parts<'a>, ParsePolicyError> {
+        let mut parts = Vec::new();
+        for part in inside
+            .split(',')
+            .map(str::trim)
+            .filter(|part| !part.is_empty())
+        {
+            let (key, value) = part
+                .split_once('=')
+                .ok_or_else(|| syntax(format!("`{part}` is not `part = value`")))?;
+            parts.push((key.trim(), value.trim()));
+        }
+        Ok(Parts(parts))
+    }
+
+    fn take(&mut self, key: &str) -> Option<&'a str> {
+        let at = self.0.iter().position(|(name, _)| *name == key)?;
+        Some(self.0.remove(at).1)
+    }
+
+    fn duration(&mut self, key: &str) -> Result<Option<Duration>, ParsePolicyError> {
+        self.take(key).map(parse_duration).transpose()
+    }
+
+    fn number(&mut self, key: &str) -> Result<Option<f64>, ParsePolicyError> {
+        self.take(key)
+            .map(|value| {
+                value
+                    .parse()
+                    .map_err(|_| syntax(format!("`{value}` is not a number")))
+            })
+            .transpose()
+    }
+
+    fn finish(self, curve: &str) -> Result<(), ParsePolicyError> {
+        match self.0.first() {
+            None => Ok(()),
+            Some((key, _)) => Err(syntax(format!(
+                "`{curve}` has no part `{key}`; a curve is {CURVES}"
+            ))),
+        }
+    }
+}
+
+/// A jitter in the attribute's words.
+pub(crate) fn parse_jitter(text: &str) -> Result<Jitter, ParsePolicyError> {
+    Ok(match call(text)? {
+        ("none", None) => Jitter::None,
+        ("proportional", None) => Jitter::DEFAULT,
+        ("proportional", Some(ratio)) => Jitter::Proportional(
+            ratio
+                .trim()
+                .parse()
+                .map_err(|_| syntax(format!("`{}` is not a ratio", ratio.trim())))?,
+        ),
+        ("full", None) => Jitter::Full,
+        ("equal", None) => Jitter::Equal,
+        ("decorrelated", None) => Jitter::Decorrelated,
+        _ => {
+            return Err(syntax(format!(
+                "`{}` is not a jitter; a jitter is {JITTERS}",
+                text.trim()
+            )));
+        }
+    })
+}
+
+/// A duration as people write it: `250ms`, `30s`, `1m30s`, `1.5s`, `2h`
+/// (also `us` and `ns`).
+pub(crate) fn parse_duration(text: &str) -> Result<Duration, ParsePolicyError> {
+    let text = text.trim();
+    let malformed = || {
+        syntax(format!(
+            "`{text}` is not a duration such as `250ms`, `30s` or `1m30s` (units: h, m, s, ms, us, ns)"
+        ))
+    };
+    let mut rest = text;
+    let mut total: u128 = 0;
+    if rest.is_empty() {
+        return Err(malformed());
+    }
+    while !rest.is_empty() {
+        let number_end = rest
+            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .ok_or_else(malformed)?;
+        let (number, after) = rest.split_at(number_end);
+        let unit_end = after
+            .find(|c: char| c.is_ascii_digit() || c == '.')
+            .unwrap_or(after.len());
+        let (unit, after) = after.split_at(unit_end);
+        let nanos_per: u128 = match unit {
+            "h" => 3_600_000_000_000,
+            "m" => 60_000_000_000,
+            "s" => 1_000_000_000,
+            "ms" => 1_000_000,
+            "us" | "µs" => 1_000,
+            "ns" => 1,
+            _ => return Err(malformed()),
+        };
+        let (whole, fraction) = number.split_once('.').unwrap_or((number, ""));
+        if whole.is_empty() && fraction.is_empty() || fraction.contains('.') {
+            return Err(malformed());
+        }
+        let whole: u128 = if whole.is_empty() {
+            0
+        } else {
+            whole.parse().map_err(|_| malformed())?
+        };
+        let mut nanos = whole.checked_mul(nanos_per).ok_or_else(malformed)?;
+        if !fraction.is_empty() {
+            let digits = u32::try_from(fraction.len()).map_err(|_| malformed())?;
+            let scale = 10u128.checked_pow(digits).ok_or_else(malformed)?;
+            let fraction: u128 = fraction.parse().map_err(|_| malformed())?;
+            nanos += fraction.checked_mul(nanos_per).ok_or_else(malformed)? / scale;
+        }
+        total = total.checked_add(nanos).ok_or_else(malformed)?;
+        rest = after;
+    }
+    let secs = u64::try_from(total / 1_000_000_000).map_err(|_| malformed())?;
+    Ok(Duration::new(secs, (total % 1_000_000_000) as u32))
+}
+
+/// A duration as [`parse_duration`] reads it: `1m30s`, `250ms`, `0s`.
+pub(crate) struct Written(pub Duration);
+
+impl fmt::Display for Written {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut nanos = self.0.as_nanos();
+        if nanos == 0 {
+            return f.write_str("0s");
+        }
+        for (unit, per) in [
+            ("h", 3_600_000_000_000u128),
+            ("m", 60_000_000_000),
+            ("s", 1_000_000_000),
+            ("ms", 1_000_000),
+            ("us", 1_000),
+            ("ns", 1),
+        ] {
+            if nanos >= per {
+                write!(f, "{}{unit}", nanos / per)?;
+                nanos %= per;
+            }
+        }
+        Ok(())
+    }
+}
+
+impl fmt::Display for BackoffSpec {
+    /// The curve in the attribute's words, every part written out.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            BackoffSpec::Exponential { base, factor, max } => write!(
+                f,
+                "exp(base = {}, factor = {factor}, max = {})",
+                Written(base),
+                Written(max)
+            ),
+            BackoffSpec::Fixed(delay) => write!(f, "fixed({})", Written(delay)),
+            BackoffSpec::Linear { base, step, max } => write!(
+                f,
+                "linear(base = {}, step = {}, max = {})",
+                Written(base),
+                Written(step),
+                Written(max)
+            ),
+            BackoffSpec::Fibonacci { base, max } => write!(
+                f,
+                "fibonacci(base = {}, max = {})",
+                Written(base),
+                Written(max)
+            ),
+            BackoffSpec::None => f.write_str("none"),
+        }
+    }
+}
+
+/// A jitter in the attribute's words.
+pub(crate) struct JitterWords(pub Jitter);
+
+impl fmt::Display for JitterWords {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0 {
+            Jitter::None => f.write_str("none"),
+            Jitter::Proportional(ratio) => write!(f, "proportional({ratio})"),
+            Jitter::Full => f.write_str("full"),
+            Jitter::Equal => f.write_str("equal"),
+            Jitter::Decorrelated => f.write_str("decorrelated"),
+        }
+    }
+}
+
+impl fmt::Display for DynamicPolicy {
+    /// The settings this policy overrides, in the text form its `FromStr`
+    /// reads; nothing for a policy that overrides nothing.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut separator = "";
+        let mut setting = |f: &mut fmt::Formatter<'_>, key: &str, value: &dyn fmt::Display| {
+            let written = write!(f, "{separator}{key} = {value}");
+            separator = ", ";
+            written
+        };
+        if let Some(attempts) = self.max_attempts {
+            setting(f, "max", &attempts)?;
+        }
+        if let Some(backoff) = &self.backoff {
+            setting(f, "backoff", backoff)?;
+        }
+        if let Some(jitter) = self.jitter {
+            setting(f, "jitter", &JitterWords(jitter))?;
+        }
+        for (key, value) in [
+            ("deadline", self.deadline),
+            ("attempt_timeout", self.attempt_timeout),
+        ] {
+            if let Some(value) = value {
+                setting(f, key, &Written(value))?;
+            }
+        }
+        if let Some(honor) = self.honor_retry_after {
+            setting(f, "retry_after", &if honor { "honor" } else { "ignore" })?;
+        }
+        if let Some(max) = self.max_retry_after {
+            setting(f, "max_retry_after", &Written(max))?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_are_read_as_people_write_them() {
+        let ms = Duration::from_millis;
+        for (text, expected) in [
+            ("250ms", ms(250)),
+            ("30s", ms(30_000)),
+            ("1m30s", ms(90_000)),
+            ("1.5s", ms(1_500)),
+            (".5s", ms(500)),
+            ("2h", ms(7_200_000)),
+            ("100us", Duration::from_micros(100)),
+            ("7ns", Duration::from_nanos(7)),
+            (" 1h1m1s1ms ", ms(3_661_001)),
+            ("0s", Duration::ZERO),
+        ] {
+            assert_eq!(parse_duration(text), Ok(expected), "{text}");
+            assert_eq!(parse_duration(&Written(expected).to_string()), Ok(expected));
+        }
+        for bad in [
+            "",
+            "5",
+            "ms",
+            "5 s",
+            "5parsecs",
+            "1..5s",
+            "1.5.5s",
+            "-1s",
+            "s5",
+            "99999999999999999999999999999999999h",
+            "1e3s",
+        ] {
+            let error = parse_duration(bad).unwrap_err().to_string();
+            assert!(error.contains("is not a duration"), "{bad:?}: {error}");
+        }
+    }
+
+    #[test]
+    fn curves_and_jitters_are_read_in_the_attributes_words() {
+        let s = Duration::from_secs;
+        assert_eq!(
+            parse_backoff("exp"),
+            Ok(BackoffSpec::Exponential {
+                base: DEFAULT_BASE,
+                factor: DEFAULT_FACTOR,
+                max: DEFAULT_CAP
+            })
+        );
+        assert_eq!(
+            parse_backoff("exp(base = 2s, factor = 1.5)"),
+            Ok(BackoffSpec::Exponential {
+                base: s(2),
+                factor: 1.5,
+                max: DEFAULT_CAP
+            })
+        );
+        assert_eq!(parse_backoff("fixed(1s)"), Ok(BackoffSpec::Fixed(s(1))));
+        assert_eq!(
+            parse_backoff("linear(base = 1s)"),
+            Ok(BackoffSpec::Linear {
+                base: s(1),
+                step: s(1),
+                max: DEFAULT_CAP
+            })
+        );
+        assert_eq!(
+            parse_backoff("fibonacci(base = 1s, max = 8s)"),
+            Ok(BackoffSpec::Fibonacci {
+                base: s(1),
+                max: s(8)
+            })
+        );
+        assert_eq!(parse_backoff("none"), Ok(BackoffSpec::None));
+        for bad in [
+            "expo",
+            "fixed",
+            "fixed()",
+            "fixed(delay = 1s)",
+            "exp(bass = 1s)",
+            "exp(base = x)",
+            "none(1s)",
+            "exp(base = 1s",
+        ] {
+            assert!(parse_backoff(bad).is_err(), "{bad}");
+        }
+        assert_eq!(parse_jitter("full"), Ok(Jitter::Full));
+        assert_eq!(parse_jitter("proportional"), Ok(Jitter::DEFAULT));
+        assert_eq!(
+            parse_jitter("proportional(0.5)"),
+            Ok(Jitter::Proportional(0.5))
+        );
+        for bad in ["fulll", "full(1)", "proportional(x)", ""] {
+            assert!(parse_jitter(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn a_policy_reads_back_what_it_writes() {
+        let text = "max = 4, backoff = linear(base = 10ms, step = 5ms, max = 1s), jitter = proportional(0.1), deadline = 1m, attempt_timeout = 2s, retry_after = ignore, max_retry_after = 5s";
+        let policy: DynamicPolicy = text.parse().unwrap();
+        assert_eq!(policy.to_string(), text);
+        assert_eq!("".parse::<DynamicPolicy>(), Ok(DynamicPolicy::new()));
+        assert_eq!(DynamicPolicy::new().to_string(), "");
+    }
+
+    #[test]
+    fn a_policy_that_does_not_parse_or_check_says_why() {
+        for (text, starts) in [
+            ("max = three", "max: `three` is not a number"),
+            ("max = 3, max = 4", "`max` is given twice"),
+            ("deadline", "`deadline` is not `setting = value`"),
+            ("deadline = soon", "deadline: `soon` is not a duration"),
+            ("backoff = exp(factor = 0.5)", "the exponential factor 0.5"),
+            (
+                "backoff = exp(base = 2s, max = 1s)",
+                "the backoff cap 1s is below",
+            ),
+            (
+                "jitter = proportional(2)",
+                "the proportional jitter ratio 2",
+            ),
+            ("retry_after = maybe", "retry_after: `maybe` is neither"),
+            ("max = 5000", "max_attempts 5000 without a deadline"),
+            ("max = 3, (", "`(` without its `)`"),
+            ("max = 3)", "`)` without its `(`"),
+        ] {
+            let error = text.parse::<DynamicPolicy>().unwrap_err().to_string();
+            assert!(error.starts_with(starts), "{text}: {error}");
+        }
+    }
+}

@@ -1,0 +1,227 @@
+//! Dynamic policies read from configuration: JSON and TOML through the
+//! `serde` feature, and the text form an environment variable holds. Each
+//! error names the field and what it takes; a policy that reads but is
+//! invalid is refused in `DynamicPolicy::check`'s words.
+
+use std::time::Duration;
+
+use reattempt::dynamic::{BackoffSpec, DynamicPolicy, PolicyCell};
+use reattempt::jitter::Jitter;
+use reattempt::retry;
+
+fn expected() -> DynamicPolicy {
+    DynamicPolicy::new()
+        .max_attempts(4)
+        .backoff(BackoffSpec::Exponential {
+            base: Duration::from_millis(100),
+            factor: 2.0,
+            max: Duration::from_secs(10),
+        })
+        .jitter(Jitter::Full)
+        .deadline(Duration::from_secs(90))
+        .attempt_timeout(Duration::from_millis(1500))
+        .honor_retry_after(false)
+        .max_retry_after(Duration::from_secs(5))
+}
+
+#[test]
+fn the_text_form_reads_what_an_environment_variable_holds() {
+    let text = "max = 4, backoff = exp(base = 100ms, max = 10s), jitter = full, \
+                deadline = 1m30s, attempt_timeout = 1.5s, retry_after = ignore, max_retry_after = 5s";
+    assert_eq!(text.parse::<DynamicPolicy>(), Ok(expected()));
+    assert_eq!(
+        expected().to_string().parse::<DynamicPolicy>(),
+        Ok(expected())
+    );
+}
+
+static FROM_ENV: PolicyCell = PolicyCell::new(DynamicPolicy::new());
+
+#[retry(max = 5, backoff = none, policy = FROM_ENV)]
+fn configured(calls: &mut u32) -> std::io::Result<()> {
+    *calls += 1;
+    Err(std::io::ErrorKind::TimedOut.into())
+}
+
+/// The guide's recipe: a cell filled from an environment variable at
+/// start-up, the static arguments kept when it is unset.
+#[test]
+fn a_cell_filled_from_the_environment_sets_the_calls_policy() {
+    let var = "REATTEMPT_TEST_POLICY_FROM_ENV";
+    // SAFETY: no other thread of this test binary reads or writes this
+    // variable.
+    unsafe { std::env::set_var(var, "max = 2, backoff = none") };
+    if let Ok(text) = std::env::var(var) {
+        FROM_ENV.set(text.parse().expect("a valid policy"));
+    }
+    let mut calls = 0;
+    configured(&mut calls).unwrap_err();
+    assert_eq!(calls, 2);
+}
+
+/// The reload example, whose watcher these tests run.
+#[cfg(feature = "serde")]
+#[path = "../examples/reload.rs"]
+#[allow(dead_code)]
+mod reload;
+
+#[cfg(feature = "serde")]
+mod serde {
+    use super::*;
+
+    const JSON: &str = r#"{
+        "max_attempts": 4,
+        "backoff": "exp(base = 100ms, max = 10s)",
+        "jitter": "full",
+        "deadline": "1m30s",
+        "attempt_timeout": "1.5s",
+        "honor_retry_after": false,
+        "max_retry_after": "5s"
+    }"#;
+
+    const TOML: &str = r#"
+        max_attempts = 4
+        backoff = "exp(base = 100ms, factor = 2, max = 10s)"
+        jitter = "full"
+        deadline = "1m30s"
+        attempt_timeout = "1500ms"
+        honor_retry_after = false
+        max_retry_after = "5s"
+    "#;
+
+    #[test]
+    fn a_policy_reads_from_json_and_toml_and_writes_back() {
+        assert_eq!(
+            serde_json::from_str::<DynamicPolicy>(JSON).unwrap(),
+            expected()
+        );
+        assert_eq!(toml::from_str::<DynamicPolicy>(TOML).unwrap(), expected());
+        let written = serde_json::to_string(&expected()).unwrap();
+        assert_eq!(
+            serde_json::from_str::<DynamicPolicy>(&written).unwrap(),
+            expected()
+        );
+        let written = toml::to_string(&expected()).unwrap();
+        assert_eq!(
+            toml::from_str::<DynamicPolicy>(&written).unwrap(),
+            expected()
+        );
+        // The whole policy as one string of its text form.
+        let text = serde_json::json!("max = 4, deadline = 30s");
+        let policy: DynamicPolicy = serde_json::from_value(text).unwrap();
+        assert_eq!(policy.deadline, Some(Duration::from_secs(30)));
+        assert_eq!(
+            serde_json::from_str::<DynamicPolicy>("{}").unwrap(),
+            DynamicPolicy::new()
+        );
+    }
+
+    /// Each error case, with the words its message must hold.
+    #[test]
+    fn every_error_names_its_field_and_what_it_takes() {
+        for (json, words) in [
+            (
+                r#"{ "deadline": 30 }"#,
+                "expected a duration for `deadline`, such as \"250ms\"",
+            ),
+            (
+                r#"{ "deadline": "soon" }"#,
+                "deadline: `soon` is not a duration",
+            ),
+            (
+                r#"{ "max_attempts": "three" }"#,
+                "expected a number of attempts for `max_attempts`",
+            ),
+            (
+                r#"{ "max_attempts": -1 }"#,
+                "expected a number of attempts for `max_attempts`",
+            ),
+            (
+                r#"{ "honor_retry_after": "yes" }"#,
+                "expected true or false for `honor_retry_after`",
+            ),
+            (
+                r#"{ "backoff": "expo" }"#,
+                "backoff: `expo` is not a curve; a curve is `exp`",
+            ),
+            (
+                r#"{ "backoff": { "base": "1s" } }"#,
+                "expected a curve for `backoff`",
+            ),
+            (
+                r#"{ "jitter": "fulll" }"#,
+                "jitter: `fulll` is not a jitter; a jitter is `none`",
+            ),
+            (
+                r#"{ "deadlien": "30s" }"#,
+                "unknown field `deadlien`, expected one of `max_attempts`",
+            ),
+            (
+                r#"{ "deadline": "1s", "deadline": "2s" }"#,
+                "duplicate field `deadline`",
+            ),
+            // Valid values that make an invalid policy: the check's words.
+            (
+                r#"{ "max_attempts": 0 }"#,
+                "max_attempts is 0; it counts attempts, the first included",
+            ),
+            (
+                r#"{ "backoff": "exp(factor = 0.5)" }"#,
+                "the exponential factor 0.5 is not a number of at least 1",
+            ),
+            (
+                r#"{ "max_attempts": 5000 }"#,
+                "max_attempts 5000 without a deadline",
+            ),
+            (r#"{ "deadline": "0s" }"#, "deadline is zero"),
+            (r#"7"#, "expected a retry policy"),
+        ] {
+            let error = serde_json::from_str::<DynamicPolicy>(json)
+                .unwrap_err()
+                .to_string();
+            assert!(error.contains(words), "{json}: {error}");
+        }
+        let toml_error = toml::from_str::<DynamicPolicy>("deadline = 30")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            toml_error.contains("a duration for `deadline`"),
+            "{toml_error}"
+        );
+        let toml_error = toml::from_str::<DynamicPolicy>("max_attempts = 0")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            toml_error.contains("max_attempts is 0; it counts attempts"),
+            "{toml_error}"
+        );
+    }
+
+    #[test]
+    fn curves_and_jitters_read_and_write_on_their_own() {
+        let spec: BackoffSpec = serde_json::from_str(r#""fixed(250ms)""#).unwrap();
+        assert_eq!(spec, BackoffSpec::Fixed(Duration::from_millis(250)));
+        assert_eq!(serde_json::to_string(&spec).unwrap(), r#""fixed(250ms)""#);
+        let jitter: Jitter = serde_json::from_str(r#""proportional(0.5)""#).unwrap();
+        assert_eq!(jitter, Jitter::Proportional(0.5));
+        assert_eq!(
+            serde_json::to_string(&Jitter::Decorrelated).unwrap(),
+            r#""decorrelated""#
+        );
+    }
+
+    /// The example's watcher follows its file: each valid policy written
+    /// there is the next call's, and an invalid one is reported while the
+    /// last good one stays.
+    #[test]
+    fn the_reload_example_follows_its_file() {
+        let dir =
+            std::env::temp_dir().join(format!("reattempt-reload-test-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let (attempts, problems) = crate::reload::demonstrate(&dir).unwrap();
+        std::fs::remove_dir(&dir).unwrap();
+        assert_eq!(attempts, [2, 4, 4]);
+        assert_eq!(problems.len(), 1, "{problems:?}");
+        assert!(problems[0].contains("max_attempts is 0"), "{problems:?}");
+    }
+}

@@ -17,9 +17,9 @@
 //! - [`testing`]: tests of retried code that do not wait.
 //! - [`operations`]: budgets, breakers, limits, dead letters, alerts,
 //!   statistics, metrics, run-time policies, nested retries.
-//! - [`configuration`]: policies read at run time, from text, JSON, TOML
-//!   or a file, and replaced while calls run; retrying for ever.
-//! - [`fleet`]: budgets, breakers and alerts shared through Redis.
+//! - [`configuration`]: policies read at run time, from text, JSON, TOML,
+//!   a file or Redis, and replaced while calls run; retrying for ever.
+//! - [`fleet`]: budgets, breakers, alerts and policies shared through Redis.
 //! - [`logs_and_tracing`]: the events, their fields, the spans.
 //! - [`how_the_body_runs`]: what the attribute makes of the function.
 //! - [`crates_and_features`]: the crates, their dependencies, the features.

@@ -1,8 +1,10 @@
-//! A retry budget, and alert streaks, shared by every instance of a
-//! service, kept in Redis (feature `redis-fleet`). [`FleetAlerts`] and
-//! [`share_alerts`] count `alert_after` streaks for the whole fleet, so
-//! that one outage raises one alert; the rest of this page is about the
-//! budget.
+//! A retry budget, a breaker, alert streaks and a policy, shared by every
+//! instance of a service, kept in Redis (feature `redis-fleet`).
+//! [`FleetAlerts`] and [`share_alerts`] count `alert_after` streaks for the
+//! whole fleet, so that one outage raises one alert; [`FleetBreaker`]
+//! shares a breaker; [`FleetPolicy`] makes a `PolicyCell` follow one key,
+//! so that one `SET` changes every instance's policy. The rest of this
+//! page is about the budget.
 //!
 //! Each instance keeps its [`RetryBudget`](crate::RetryBudget) and
 //! [shares](crate::RetryBudget::share) it under a scope its instances have
@@ -40,6 +42,7 @@ mod breaker;
 mod budget;
 mod link;
 mod pending;
+mod policy;
 
 use std::time::{Duration, SystemTime};
 
@@ -48,6 +51,7 @@ pub use alerts::{FleetAlerts, share_alerts};
 pub use breaker::FleetBreaker;
 pub(crate) use budget::Fleet;
 pub use budget::FleetBudget;
+pub use policy::FleetPolicy;
 
 /// Wall-clock milliseconds, as every instance counts them.
 pub(super) fn now_ms() -> u64 {

@@ -2,6 +2,8 @@
 
 #![allow(dead_code)]
 
+pub mod own_redis;
+
 /// The server address in `var`, or `None` when the test is to be skipped.
 /// `.ci/run` starts the servers and sets these variables.
 ///

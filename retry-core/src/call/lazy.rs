@@ -5,7 +5,6 @@
 
 use core::fmt;
 use core::future::Future;
-use core::mem::ManuallyDrop;
 #[cfg(feature = "tokio")]
 use core::time::Duration;
 
@@ -39,10 +38,7 @@ use crate::stats::Site;
 /// [`retries`]: LazyCall::retries
 #[derive(Debug)]
 pub struct LazyCall<'p, B, C: Clock> {
-    /// Dropped by `Drop`: a built call out of line, so that the drop of a
-    /// call that ended on its first attempt is inline and small (the drop
-    /// glue of a built call, inline, costs every first-try success).
-    pub(super) state: ManuallyDrop<State<'p, B, C>>,
+    pub(super) state: State<'p, B, C>,
 }
 
 #[derive(Debug)]
@@ -69,23 +65,12 @@ impl<B, C: Clock> Drop for LazyCall<'_, B, C> {
     /// A built call counts its own cancellation.
     #[inline]
     fn drop(&mut self) {
-        match &*self.state {
-            State::First(first) => {
-                if !first.ended {
-                    cancelled(first.frame.site);
-                }
-            }
-            State::Built(_) => drop_built(&mut self.state),
+        if let State::First(first) = &self.state
+            && !first.ended
+        {
+            cancelled(first.frame.site);
         }
     }
-}
-
-#[cold]
-#[inline(never)]
-fn drop_built<T>(state: &mut ManuallyDrop<T>) {
-    // SAFETY: called once, from the call's `drop`; the state is never used
-    // after.
-    unsafe { ManuallyDrop::drop(state) }
 }
 
 /// A call dropped during its first attempt.
@@ -107,19 +92,19 @@ impl<'p, B: Backoff, C: Clock + Copy> LazyCall<'p, B, C> {
         // Returned from each branch, not chosen between: a choice of two
         // states is made aside and copied into the function's future.
         LazyCall {
-            state: ManuallyDrop::new(State::First(First {
+            state: State::First(First {
                 frame: Frame::first(site, policy.max_attempts),
                 started,
                 clock,
                 ended: false,
-            })),
+            }),
         }
     }
 
     /// The number of the attempt in progress, or about to start (1 for the
     /// first).
     pub fn attempt(&self) -> u32 {
-        match &*self.state {
+        match &self.state {
             State::First(_) => 1,
             State::Built(call) => call.attempt(),
         }
@@ -128,7 +113,7 @@ impl<'p, B: Backoff, C: Clock + Copy> LazyCall<'p, B, C> {
     /// Opens the span of the attempt about to run, when the call has spans.
     #[inline]
     pub fn begin_attempt(&mut self) {
-        if let State::Built(call) = &mut *self.state {
+        if let State::Built(call) = &mut self.state {
             call.begin_attempt();
         }
     }
@@ -162,7 +147,7 @@ impl<'p, B: Backoff, C: Clock + Copy> LazyCall<'p, B, C> {
         L: Fn() -> Span,
         A: Fn(FieldVisitor<'_>),
     {
-        let call = match &mut *self.state {
+        let call = match &mut self.state {
             State::First(first) => {
                 if succeeded(outcome, &judge_value) {
                     first.ended = true;
@@ -191,7 +176,7 @@ impl<'p, B: Backoff, C: Clock + Copy> LazyCall<'p, B, C> {
     #[cold]
     #[inline(never)]
     fn build(&mut self, policy: &'p Policy<B>) -> &mut Call<'p, B, C, Boxed> {
-        if let State::First(first) = &*self.state {
+        if let State::First(first) = &self.state {
             let call = Call::at_attempt_one(
                 policy,
                 first.frame.moved(),
@@ -199,9 +184,9 @@ impl<'p, B: Backoff, C: Clock + Copy> LazyCall<'p, B, C> {
                 first.started,
                 None,
             );
-            *self.state = State::Built(call);
+            self.state = State::Built(call);
         }
-        match &mut *self.state {
+        match &mut self.state {
             State::Built(call) => call,
             State::First(_) => unreachable!("built above"),
         }
@@ -262,7 +247,7 @@ impl<'p, B: Backoff, C: Clock + Copy> LazyCall<'p, B, C> {
         // makes no call for it.
         #[cfg(feature = "tokio")]
         if !delay.is_zero()
-            && let State::Built(call) = &mut *self.state
+            && let State::Built(call) = &mut self.state
         {
             call.wait_before_next(delay);
         }
@@ -277,7 +262,7 @@ impl<'p, B: Backoff, C: Clock + Copy> LazyCall<'p, B, C> {
     #[cfg(feature = "tokio")]
     #[inline]
     pub fn wait(&mut self, delay: Duration) -> crate::wait::Wait<'_> {
-        match &mut *self.state {
+        match &mut self.state {
             State::Built(call) => call.wait(delay),
             // Only a retry waits, and deciding one built the call.
             State::First(_) => crate::wait::Wait::new(None),
@@ -295,7 +280,7 @@ fn built_at_start<'p, B: Backoff, C: Clock>(
     started: Option<C::Reading>,
 ) -> LazyCall<'p, B, C> {
     LazyCall {
-        state: ManuallyDrop::new(State::Built(Call::started(policy, site, clock, started))),
+        state: State::Built(Call::started(policy, site, clock, started)),
     }
 }
 
@@ -304,14 +289,14 @@ impl<B, C: Clock> current::sealed::Sealed for LazyCall<'_, B, C> {}
 impl<B, C: Clock> HasFrame for LazyCall<'_, B, C> {
     #[inline]
     fn starts(&self) {
-        if let State::Built(call) = &*self.state {
+        if let State::Built(call) = &self.state {
             call.starts();
         }
     }
 
     #[inline]
     fn span(&self) -> Option<&Span> {
-        match &*self.state {
+        match &self.state {
             State::First(_) => None,
             State::Built(call) => call.span(),
         }
@@ -319,7 +304,7 @@ impl<B, C: Clock> HasFrame for LazyCall<'_, B, C> {
 
     #[inline]
     fn frame(&self) -> &Frame {
-        match &*self.state {
+        match &self.state {
             State::First(first) => &first.frame,
             State::Built(call) => call.frame(),
         }
@@ -388,7 +373,7 @@ mod tests {
         // Built at once only when a subscriber may want spans, which no
         // test of this crate sets.
         assert!(!spans::may_start());
-        assert!(matches!(*call.state, State::First(_)));
+        assert!(matches!(call.state, State::First(_)));
         assert_eq!(call.attempt(), 1);
         let first = seen_inside(&call);
         assert_eq!((first.number(), first.max()), (1, Some(3)));
@@ -397,7 +382,7 @@ mod tests {
             decide(&mut call, &POLICY, Err("busy")),
             Decision::Retry(Duration::from_millis(10))
         );
-        assert!(matches!(*call.state, State::Built(_)));
+        assert!(matches!(call.state, State::Built(_)));
         assert_eq!(call.attempt(), 2);
         let second = seen_inside(&call);
         assert_eq!(second.number(), 2);
@@ -417,7 +402,7 @@ mod tests {
         static SITE: Site = Site::new("lazy-ends");
         let mut call = LazyCall::new(&POLICY, &SITE, SystemClock);
         assert_eq!(decide(&mut call, &POLICY, Ok(())), Decision::Return);
-        assert!(matches!(*call.state, State::First(_)), "nothing built");
+        assert!(matches!(call.state, State::First(_)), "nothing built");
         drop(call);
         drop(LazyCall::new(&POLICY, &SITE, SystemClock));
         let stats = SITE.snapshot();

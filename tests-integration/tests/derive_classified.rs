@@ -1,5 +1,5 @@
 //! An application's error enum, `#[derive(Classified)]`, wrapping the
-//! errors of reqwest, sqlx and redis: each wrapped error is classified
+//! errors of reqwest, sqlx, redis and anyhow: each wrapped error is classified
 //! exactly as its own type classifies it, `Applied` included, and a
 //! server's `Retry-After` is honoured, on errors from real servers (a local HTTP server, and the
 //! PostgreSQL and Redis servers `.ci/run` starts; those two tests are
@@ -22,6 +22,7 @@ enum AppError {
     Http(reqwest::Error),
     Db(sqlx::Error),
     Cache(redis::RedisError),
+    Other(anyhow::Error),
     #[classify(validation, code = "parse")]
     Parse,
 }
@@ -163,6 +164,14 @@ async fn a_wrapped_redis_error_keeps_its_reply() {
         (Class::Logical, Some("WRONGTYPE"))
     );
     assert_eq!(parts(AppError::Cache(error).classification()), own);
+
+    // An anyhow error is classified by the first error of a known type in
+    // its chain, through the variant as without it.
+    let error = conn.lpush::<_, _, i64>(&key, 1).await.unwrap_err();
+    let wrapped = anyhow::Error::new(error).context("pushing the job");
+    let own = parts(wrapped.classification());
+    assert_eq!(own.1.as_deref(), Some("WRONGTYPE"));
+    assert_eq!(parts(AppError::Other(wrapped).classification()), own);
     let () = conn.del(&key).await.unwrap();
 
     let parse = AppError::Parse.classification();

@@ -166,6 +166,15 @@ struct WithContext {
 #[classify(validation, code = "empty")]
 struct Empty;
 
+/// An enum with no variant has no value to classify, and derives all the
+/// same (an error type that cannot happen).
+#[derive(Debug, Classified)]
+enum Never {}
+
+fn never_happens(never: &Never) -> Classification {
+    never.classification()
+}
+
 /// The facade under another name.
 mod renamed {
     use reattempt as retrying;
@@ -201,6 +210,7 @@ fn structs_and_a_renamed_crate_are_classified() {
         renamed::Error::Busy.classification().class(),
         Class::Transient
     );
+    let _: fn(&Never) -> Classification = never_happens;
 }
 
 static REVIEW: Memory = Memory::new();

@@ -54,7 +54,13 @@ pub fn derive(input: DeriveInput) -> syn::Result<TokenStream> {
                 };
                 arms.push(quote!(#pattern => #expr,));
             }
-            quote!(match self { #(#arms)* })
+            if arms.is_empty() {
+                // No value of an empty enum exists; its reference is matched
+                // through, as a reference to one is not known to be empty.
+                quote!(match *self {})
+            } else {
+                quote!(match self { #(#arms)* })
+            }
         }
         Data::Struct(data) => {
             let what = format!("the struct `{}`", input.ident);

@@ -61,6 +61,7 @@
 //! loop {
 //!     let __retry_out = __retry_call.next(attempt::<Ret, _>(async { body })).await;
 //!     if !__retry_call.retries(POLICY, &__retry_out, classify, describe, judge) {
+//!         __retry_call.finish(); // forgotten, if it ended on its first attempt
 //!         return __retry_out;
 //!     }
 //! }

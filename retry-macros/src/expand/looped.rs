@@ -46,6 +46,7 @@ impl Parts<'_> {
                     let #outcome = #attempt;
                     #fallible
                     if !#retries {
+                        __retry_call.finish();
                         return #outcome;
                     }
                 }

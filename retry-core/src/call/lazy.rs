@@ -334,8 +334,8 @@ mod tests {
     use crate::read_outcome::NoFailure;
     use core::time::Duration;
 
-    /// `finish` forgets a call that ended on its first attempt: that is
-    /// sound only while such a call holds nothing to drop.
+    /// `finish` forgets a call that ended on its first attempt: that leaks
+    /// nothing only while such a call holds nothing to drop.
     #[test]
     fn a_call_at_its_first_attempt_holds_nothing_to_drop() {
         assert!(!core::mem::needs_drop::<First<SystemClock>>());

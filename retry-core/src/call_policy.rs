@@ -17,7 +17,7 @@ pub fn dynamic_policy<T: PolicySource + ?Sized>(
     site: &Site,
     cuts: bool,
 ) -> Policy<AnyBackoff> {
-    resolve(base, &dynamic.policy(), site, cuts)
+    dynamic.read(|policy| resolve(base, policy, site, cuts))
 }
 
 /// What `policy = ...` evaluates to: a [`DynamicPolicy`], a
@@ -28,42 +28,43 @@ pub fn dynamic_policy<T: PolicySource + ?Sized>(
     note = "the expression is evaluated on every call; it may give a policy, a `static` `PolicyCell`, a reference to either, or an `Arc` of either"
 )]
 pub trait PolicySource {
-    /// The policy this call uses, whole.
-    fn policy(&self) -> DynamicPolicy;
+    /// `f` of the policy this call uses, whole: the policy itself where
+    /// it is one, a copy where it can change while the call runs.
+    fn read<R>(&self, f: impl FnOnce(&DynamicPolicy) -> R) -> R;
 }
 
 impl PolicySource for DynamicPolicy {
     #[inline]
-    fn policy(&self) -> DynamicPolicy {
-        *self
+    fn read<R>(&self, f: impl FnOnce(&DynamicPolicy) -> R) -> R {
+        f(self)
     }
 }
 
 impl PolicySource for PolicyCell {
     #[inline]
-    fn policy(&self) -> DynamicPolicy {
-        self.get()
+    fn read<R>(&self, f: impl FnOnce(&DynamicPolicy) -> R) -> R {
+        f(&self.get())
     }
 }
 
 impl<T: PolicySource + ?Sized> PolicySource for &T {
     #[inline]
-    fn policy(&self) -> DynamicPolicy {
-        (**self).policy()
+    fn read<R>(&self, f: impl FnOnce(&DynamicPolicy) -> R) -> R {
+        (**self).read(f)
     }
 }
 
 impl<T: PolicySource + ?Sized> PolicySource for Box<T> {
     #[inline]
-    fn policy(&self) -> DynamicPolicy {
-        (**self).policy()
+    fn read<R>(&self, f: impl FnOnce(&DynamicPolicy) -> R) -> R {
+        (**self).read(f)
     }
 }
 
 impl<T: PolicySource + ?Sized> PolicySource for std::sync::Arc<T> {
     #[inline]
-    fn policy(&self) -> DynamicPolicy {
-        (**self).policy()
+    fn read<R>(&self, f: impl FnOnce(&DynamicPolicy) -> R) -> R {
+        (**self).read(f)
     }
 }
 

@@ -14,7 +14,10 @@ use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, Unexpected, Visi
 use serde::ser::{SerializeMap, Serializer};
 use serde::{Deserialize, Serialize};
 
-use super::text::{JitterWords, Written, parse_backoff, parse_duration, parse_jitter};
+use super::text::{
+    CURVES, JITTERS, JitterWords, Written, duration_field, parse_backoff, parse_duration,
+    parse_jitter,
+};
 use super::{BackoffSpec, DynamicPolicy, ParsePolicyError};
 use crate::jitter::Jitter;
 
@@ -90,13 +93,8 @@ impl<'de> Visitor<'de> for PolicyVisitor {
                     put(&mut policy.honor_retry_after, honor).ok_or_else(duplicate)?;
                 }
                 _ => {
-                    let slot = match *field {
-                        "deadline" => &mut policy.deadline,
-                        "attempt_timeout" => &mut policy.attempt_timeout,
-                        _ => &mut policy.max_retry_after,
-                    };
                     let duration = map.next_value_seed(Words::new(field, parse_duration))?;
-                    put(slot, duration).ok_or_else(duplicate)?;
+                    put(duration_field(&mut policy, field), duration).ok_or_else(duplicate)?;
                 }
             }
         }
@@ -144,12 +142,8 @@ impl<T> Visitor<'_> for Words<T> {
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self.field {
-            "backoff" => f.write_str(
-                "a curve for `backoff`, such as \"exp(base = 100ms, max = 10s)\", \"fixed(250ms)\" or \"none\"",
-            ),
-            "jitter" => f.write_str(
-                "a jitter for `jitter`: \"none\", \"proportional\", \"proportional(0.25)\", \"full\", \"equal\" or \"decorrelated\"",
-            ),
+            "backoff" => write!(f, "a curve for `backoff`: {CURVES}"),
+            "jitter" => write!(f, "a jitter for `jitter`: {JITTERS}"),
             field => write!(
                 f,
                 "a duration for `{field}`, such as \"250ms\", \"30s\" or \"1m30s\""

@@ -58,10 +58,10 @@ const SETTINGS: &str =
     "`max`, `backoff`, `jitter`, `deadline`, `attempt_timeout`, `retry_after`, `max_retry_after`";
 
 /// What a curve is written as.
-const CURVES: &str = "`exp`, `exp(base = DUR, factor = F, max = DUR)`, `fixed(DUR)`, `linear(base = DUR, step = DUR, max = DUR)`, `fibonacci(base = DUR, max = DUR)` or `none`";
+pub(super) const CURVES: &str = "`exp`, `exp(base = DUR, factor = F, max = DUR)`, `fixed(DUR)`, `linear(base = DUR, step = DUR, max = DUR)`, `fibonacci(base = DUR, max = DUR)` or `none`";
 
 /// What a jitter is written as.
-const JITTERS: &str =
+pub(super) const JITTERS: &str =
     "`none`, `proportional`, `proportional(R)`, `full`, `equal` or `decorrelated`";
 
 /// A policy in the attribute's words, checked as [`DynamicPolicy::check`]
@@ -120,18 +120,8 @@ impl FromStr for DynamicPolicy {
                     parse_jitter(value).map_err(in_setting)?,
                     key,
                 )?,
-                "deadline" => set_once(
-                    &mut policy.deadline,
-                    parse_duration(value).map_err(in_setting)?,
-                    key,
-                )?,
-                "attempt_timeout" => set_once(
-                    &mut policy.attempt_timeout,
-                    parse_duration(value).map_err(in_setting)?,
-                    key,
-                )?,
-                "max_retry_after" => set_once(
-                    &mut policy.max_retry_after,
+                "deadline" | "attempt_timeout" | "max_retry_after" => set_once(
+                    duration_field(&mut policy, key),
                     parse_duration(value).map_err(in_setting)?,
                     key,
                 )?,
@@ -156,6 +146,20 @@ impl FromStr for DynamicPolicy {
         }
         policy.check()?;
         Ok(policy)
+    }
+}
+
+/// The field of the policy's duration named `key` (`deadline`,
+/// `attempt_timeout` or `max_retry_after`), as the text form and
+/// configuration name it.
+pub(super) fn duration_field<'p>(
+    policy: &'p mut DynamicPolicy,
+    key: &str,
+) -> &'p mut Option<Duration> {
+    match key {
+        "deadline" => &mut policy.deadline,
+        "attempt_timeout" => &mut policy.attempt_timeout,
+        _ => &mut policy.max_retry_after,
     }
 }
 

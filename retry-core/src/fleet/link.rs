@@ -31,12 +31,7 @@ pub(super) struct Link {
 
 impl Link {
     pub(super) fn open(url: &str, timeout: Duration) -> Result<Link, RedisError> {
-        // A new connection asks nothing before the exchange: the two
-        // `CLIENT SETINFO` questions the client asks by default would each
-        // wait out the timeout of a Redis that hangs, before the exchange's.
-        let info = url.into_connection_info()?;
-        let settings = info.redis_settings().clone().set_skip_set_lib_name();
-        let client = Client::open(info.set_redis_settings(settings))?;
+        let client = client(url)?;
         let asked = Instant::now();
         let mut connection = client.get_connection_with_timeout(SET_UP)?;
         // A Redis that hangs is an error here, not a start-up that waits
@@ -144,8 +139,18 @@ fn time_left(timeout: Duration, asked: Instant) -> Result<Duration, RedisError> 
     }
 }
 
+/// A client of the Redis at `url` whose new connections ask nothing
+/// before the exchange: the two `CLIENT SETINFO` questions the client asks
+/// by default would each wait out the timeout of a Redis that hangs,
+/// before the exchange's.
+pub(super) fn client(url: &str) -> Result<Client, RedisError> {
+    let info = url.into_connection_info()?;
+    let settings = info.redis_settings().clone().set_skip_set_lib_name();
+    Client::open(info.set_redis_settings(settings))
+}
+
 /// Bounds every read and write of `connection` by `timeout`.
-fn bound(connection: &Connection, timeout: Duration) -> Result<(), RedisError> {
+pub(super) fn bound(connection: &Connection, timeout: Duration) -> Result<(), RedisError> {
     connection.set_read_timeout(Some(timeout))?;
     connection.set_write_timeout(Some(timeout))
 }

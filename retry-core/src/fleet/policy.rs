@@ -6,7 +6,9 @@ use std::sync::mpsc::{self, RecvTimeoutError};
 use std::thread::{self, JoinHandle};
 use std::time::Duration;
 
-use ::redis::{Client, Connection, IntoConnectionInfo, RedisError};
+use ::redis::{Client, Connection, RedisError};
+
+use super::link;
 
 use crate::dynamic::{DynamicPolicy, PolicyCell};
 
@@ -76,9 +78,7 @@ impl FleetPolicy {
         key: &str,
         every: Duration,
     ) -> Result<FleetPolicy, RedisError> {
-        let info = url.into_connection_info()?;
-        let settings = info.redis_settings().clone().set_skip_set_lib_name();
-        let client = Client::open(info.set_redis_settings(settings))?;
+        let client = link::client(url)?;
         let mut follower = Follower {
             connection: Some(connect(&client)?),
             client,
@@ -225,7 +225,6 @@ impl Follower {
 /// A connection whose every read and write is bounded.
 fn connect(client: &Client) -> Result<Connection, RedisError> {
     let connection = client.get_connection_with_timeout(TIMEOUT)?;
-    connection.set_read_timeout(Some(TIMEOUT))?;
-    connection.set_write_timeout(Some(TIMEOUT))?;
+    link::bound(&connection, TIMEOUT)?;
     Ok(connection)
 }

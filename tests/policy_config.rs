@@ -43,17 +43,46 @@ fn configured(calls: &mut u32) -> std::io::Result<()> {
     Err(std::io::ErrorKind::TimedOut.into())
 }
 
+/// What the process of [`a_cell_filled_from_the_environment_sets_the_calls_policy`]
+/// reads its policy from.
+const POLICY_VAR: &str = "REATTEMPT_TEST_POLICY_FROM_ENV";
+
 /// The guide's recipe: a cell filled from an environment variable at
-/// start-up, the static arguments kept when it is unset.
+/// start-up, the static arguments kept when it is unset. The test runs
+/// itself again as a process of its own with the variable set, as a
+/// service is started with it; the process's calls make the attempts the
+/// variable says.
 #[test]
 fn a_cell_filled_from_the_environment_sets_the_calls_policy() {
-    let var = "REATTEMPT_TEST_POLICY_FROM_ENV";
-    // SAFETY: no other thread of this test binary reads or writes this
-    // variable.
-    unsafe { std::env::set_var(var, "max = 2, backoff = none") };
-    if let Ok(text) = std::env::var(var) {
-        FROM_ENV.set(text.parse().expect("a valid policy"));
-    }
+    let Ok(text) = std::env::var(POLICY_VAR) else {
+        let mut child = std::process::Command::new(std::env::current_exe().unwrap())
+            .args([
+                "a_cell_filled_from_the_environment_sets_the_calls_policy",
+                "--exact",
+                "--test-threads=1",
+            ])
+            .env(POLICY_VAR, "max = 2, backoff = none")
+            .stdout(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let deadline = std::time::Instant::now() + Duration::from_secs(60);
+        let status = loop {
+            if let Some(status) = child.try_wait().unwrap() {
+                break status;
+            }
+            if std::time::Instant::now() > deadline {
+                let _ = child.kill();
+                panic!("the process with the policy variable did not end within a minute");
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        assert!(
+            status.success(),
+            "the process with the policy variable failed"
+        );
+        return;
+    };
+    FROM_ENV.set(text.parse().expect("a valid policy"));
     let mut calls = 0;
     configured(&mut calls).unwrap_err();
     assert_eq!(calls, 2);

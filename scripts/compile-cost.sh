@@ -181,18 +181,8 @@ fi
 
 # rustc under callgrind for the generated crates only; the dependencies
 # are compiled as usual.
-wrapper="$work/count-rustc"
-cat >"$wrapper" <<'WRAPPER'
-#!/usr/bin/env bash
-rustc=$1
-shift
-case " $* " in
-    *" --crate-name compile_cost_"*)
-        exec valgrind --tool=callgrind --callgrind-out-file="$COMPILE_COST_OUT" "$rustc" "$@" 2>/dev/null ;;
-esac
-exec "$rustc" "$@"
-WRAPPER
-chmod +x "$wrapper"
+wrapper="$root/scripts/count-rustc"
+export COUNT_RUSTC_CRATE=compile_cost_
 
 # Instructions rustc executes to rebuild the crate alone, and of those the
 # attribute's own: its expansions, callees included (0 for a crate without
@@ -203,7 +193,7 @@ instructions() {
     touch "$dir/src/lib.rs"
     rm -f "$out"
     # shellcheck disable=SC2086
-    COMPILE_COST_OUT="$out" RUSTC_WRAPPER="$wrapper" env ${3:+CARGO_INCREMENTAL=$3} \
+    COUNT_RUSTC_OUT="$out" RUSTC_WRAPPER="$wrapper" env ${3:+CARGO_INCREMENTAL=$3} \
         cargo $command --quiet --manifest-path "$dir/Cargo.toml" --target-dir "$work/target-counted" >/dev/null
     attribute=$(callgrind_annotate --inclusive=yes "$out" 2>/dev/null |
         awk '/AttrProcMacro as rustc_expand::base::AttrProcMacro>::expand \[/ { gsub(",", "", $1); print $1; exit }')

@@ -58,18 +58,9 @@ EOF
     } >"$dir/src/lib.rs"
 }
 
-wrapper="$work/count-rustc"
-cat >"$wrapper" <<'WRAPPER'
-#!/usr/bin/env bash
-rustc=$1
-shift
-case " $* " in
-    *" --crate-name derive_cost_"*)
-        exec valgrind --tool=callgrind --callgrind-out-file="$DERIVE_COST_OUT" "$rustc" "$@" 2>/dev/null ;;
-esac
-exec "$rustc" "$@"
-WRAPPER
-chmod +x "$wrapper"
+# rustc under callgrind for the generated crates only.
+wrapper="$root/scripts/count-rustc"
+export COUNT_RUSTC_CRATE=derive_cost_
 
 # Instructions rustc executes to rebuild the crate alone.
 instructions() {
@@ -77,7 +68,7 @@ instructions() {
     touch "$dir/src/lib.rs"
     rm -f "$out"
     # shellcheck disable=SC2086
-    DERIVE_COST_OUT="$out" RUSTC_WRAPPER="$wrapper" \
+    COUNT_RUSTC_OUT="$out" RUSTC_WRAPPER="$wrapper" \
         cargo $command --quiet --manifest-path "$dir/Cargo.toml" --target-dir "$work/target" >/dev/null
     awk '/^summary:/ { print $2 }' "$out"
 }

@@ -355,3 +355,28 @@ fn a_timed_call_dropped_after_any_poll_is_counted_once() {
 fn a_call_with_a_deadline_dropped_after_any_poll_is_counted_once() {
     cut_after_every_poll("bounded", bounded, None, None);
 }
+
+#[retry(max = 3, backoff = none)]
+async fn succeeds_at_once_on_tokio() -> io::Result<u32> {
+    Ok(1)
+}
+
+#[retry(max = 3, backoff = none, sleep = tokio::time::sleep)]
+async fn succeeds_at_once_with_its_own_sleeper() -> io::Result<u32> {
+    Ok(1)
+}
+
+#[tokio::test]
+async fn a_call_that_ends_on_its_first_attempt_is_not_counted_as_cancelled() {
+    for _ in 0..10 {
+        assert_eq!(succeeds_at_once_on_tokio().await.unwrap(), 1);
+        assert_eq!(succeeds_at_once_with_its_own_sleeper().await.unwrap(), 1);
+    }
+    for function in [
+        "succeeds_at_once_on_tokio",
+        "succeeds_at_once_with_its_own_sleeper",
+    ] {
+        let stats = counted(function);
+        assert_eq!((stats.calls, stats.cancelled), (10, 0), "{function}");
+    }
+}

@@ -307,6 +307,37 @@ impl Drop for Entered<'_> {
     }
 }
 
+/// An attempt's poll: its call's frame made current and its span
+/// entered, in one guard, so that the code of each function that polls an
+/// attempt has one landing pad for both, not one each.
+struct Polling<'a> {
+    outer: *const Frame,
+    span: Option<&'a tracing::Span>,
+}
+
+impl<'a> Polling<'a> {
+    #[inline]
+    fn enter(frame: &'a Frame, span: Option<&'a tracing::Span>) -> Polling<'a> {
+        if let Some(span) = span {
+            enter_span(span);
+        }
+        Polling {
+            outer: CURRENT.replace(ptr::from_ref(frame)),
+            span,
+        }
+    }
+}
+
+impl Drop for Polling<'_> {
+    #[inline]
+    fn drop(&mut self) {
+        CURRENT.set(self.outer);
+        if let Some(span) = self.span {
+            exit_span(span);
+        }
+    }
+}
+
 /// Runs `f` with `permit`, if any, on the thread's list of held limits: for
 /// the code that holds it while an attempt runs.
 #[inline]
@@ -334,35 +365,43 @@ impl Drop for Pushed {
     }
 }
 
-/// An attempt's span entered while the attempt runs, by functions out of
-/// line: what entering and leaving a span takes is not made again for
-/// each function.
-pub(crate) struct InSpan<'a>(Option<tracing::span::Entered<'a>>);
+/// An attempt's span entered while the attempt runs.
+pub(crate) struct InSpan<'a>(Option<&'a tracing::Span>);
 
 impl<'a> InSpan<'a> {
     #[inline]
     pub(crate) fn enter(span: Option<&'a tracing::Span>) -> InSpan<'a> {
-        #[inline(never)]
-        fn enter(span: &tracing::Span) -> tracing::span::Entered<'_> {
-            span.enter()
+        if let Some(span) = span {
+            enter_span(span);
         }
-
-        InSpan(span.map(enter))
+        InSpan(span)
     }
 }
 
 impl Drop for InSpan<'_> {
     #[inline]
     fn drop(&mut self) {
-        #[inline(never)]
-        fn exit(entered: &mut Option<tracing::span::Entered<'_>>) {
-            *entered = None;
-        }
-
-        if self.0.is_some() {
-            exit(&mut self.0);
+        if let Some(span) = self.0 {
+            exit_span(span);
         }
     }
+}
+
+/// Enters an attempt's span, out of line, through its subscriber: the
+/// guards above hold the span by reference, with no drop glue of their own
+/// (tracing's `Entered` has some), which every function that polls an
+/// attempt would compile again. Not through `Span::enter`, so tracing's
+/// `log` records of entering and leaving a span (its `log-always`
+/// feature) are not written for an attempt's.
+#[inline(never)]
+fn enter_span(span: &tracing::Span) {
+    span.with_subscriber(|(id, dispatch)| dispatch.enter(id));
+}
+
+/// Leaves the span [`enter_span`] entered.
+#[inline(never)]
+fn exit_span(span: &tracing::Span) {
+    span.with_subscriber(|(id, dispatch)| dispatch.exit(id));
 }
 
 /// The name of the retried call whose attempt is running on this thread, if
@@ -404,8 +443,7 @@ pub(crate) fn poll_in<K: HasFrame, F: Future>(
     cx: &mut Context<'_>,
 ) -> Poll<F::Output> {
     call.starts();
-    let _span = InSpan::enter(call.span());
-    let _entered = call.frame().entered();
+    let _polling = Polling::enter(call.frame(), call.span());
     future.poll(cx)
 }
 

@@ -69,7 +69,8 @@
 //!
 //! **`AsyncLazy`**: the same function with `sleep = ..`, whose waits are
 //! the user's futures: a `LazyCall` whose loop waits after each decision,
-//! as `AsyncCall`'s does.
+//! as `AsyncCall`'s does, and which is finished as it returns, as
+//! `AsyncNext`'s is.
 //!
 //! **`AsyncCall`**: any other async function (hooks, `fields(..)`, a
 //! limit, a deadline, an attempt timeout, a dynamic policy). Its call

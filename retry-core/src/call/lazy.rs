@@ -49,25 +49,24 @@ pub(super) enum State<'p, B, C: Clock> {
     Built(Call<'p, B, C, Boxed>),
 }
 
-/// What a call at its first attempt keeps: that attempt's frame, the
-/// clock the call will be built with, and whether the attempt's success
-/// ended the call.
+/// What a call at its first attempt keeps: that attempt's frame, and the
+/// clock the call will be built with.
 #[derive(Debug)]
 pub(super) struct First<C: Clock> {
     frame: Frame,
     /// Read at the start only for a deadline or the duration metric.
     started: Option<C::Reading>,
     clock: C,
-    ended: bool,
 }
 
 impl<B, C: Clock> Drop for LazyCall<'_, B, C> {
-    /// A built call counts its own cancellation.
+    /// A call dropped at its first attempt was cancelled: one that ended
+    /// there is forgotten by [`finish`](LazyCall::finish), which every
+    /// loop of a `LazyCall` calls as it returns. A built call counts its
+    /// own cancellation.
     #[inline]
     fn drop(&mut self) {
-        if let State::First(first) = &self.state
-            && !first.ended
-        {
+        if let State::First(first) = &self.state {
             cancelled(first.frame.site);
         }
     }
@@ -84,11 +83,10 @@ impl<'p, B: Backoff, C: Clock + Copy> LazyCall<'p, B, C> {
     /// A call about to make its first attempt.
     #[inline]
     pub fn new(policy: &'p Policy<B>, site: &'static Site, clock: C) -> LazyCall<'p, B, C> {
-        let watched = spans::may_start();
-        let started = starts(policy, site, &clock, watched);
-        if watched {
-            return built_at_start(policy, site, clock, started);
+        if spans::may_start() {
+            return built_at_start(policy, site, clock);
         }
+        let started = starts(policy, site, &clock, false);
         // Returned from each branch, not chosen between: a choice of two
         // states is made aside and copied into the function's future.
         LazyCall {
@@ -96,17 +94,17 @@ impl<'p, B: Backoff, C: Clock + Copy> LazyCall<'p, B, C> {
                 frame: Frame::first(site, policy.max_attempts),
                 started,
                 clock,
-                ended: false,
             }),
         }
     }
 
-    /// Ends a call whose outcome is being returned. One that ended on its
-    /// first attempt holds nothing to drop (its state has no drop glue, as
-    /// a test asserts, and its `Drop` counts a cancellation only before
-    /// the attempt ended), so it is forgotten, which is safe and leaks
-    /// nothing: the drop glue of a `LazyCall`, which must be able to drop a
-    /// built call, stays off the path of a first-try success.
+    /// Ends a call whose outcome is being returned; every loop of a
+    /// `LazyCall` calls it as it returns. One that ended on its first
+    /// attempt holds nothing to drop (its state has no drop glue, as a test
+    /// asserts), so it is forgotten, which is safe and leaks nothing, and
+    /// its `Drop`, which would count it as cancelled, does not run: the
+    /// drop glue of a `LazyCall`, which must be able to drop a built call,
+    /// stays off the path of a first-try success.
     #[inline]
     pub fn finish(self) {
         if matches!(self.state, State::First(_)) {
@@ -164,7 +162,6 @@ impl<'p, B: Backoff, C: Clock + Copy> LazyCall<'p, B, C> {
         let call = match &mut self.state {
             State::First(first) => {
                 if succeeded(outcome, &judge_value) {
-                    first.ended = true;
                     first_succeeded(policy, first.frame.site, first.started, &first.clock);
                     return Decision::Return;
                 }
@@ -291,8 +288,8 @@ fn built_at_start<'p, B: Backoff, C: Clock>(
     policy: &'p Policy<B>,
     site: &'static Site,
     clock: C,
-    started: Option<C::Reading>,
 ) -> LazyCall<'p, B, C> {
+    let started = starts(policy, site, &clock, true);
     LazyCall {
         state: State::Built(Call::started(policy, site, clock, started)),
     }
@@ -412,7 +409,7 @@ mod tests {
         assert_eq!(second.call_id(), first.call_id(), "one id for the call");
 
         assert_eq!(decide(&mut call, &POLICY, Ok(())), Decision::Return);
-        drop(call);
+        call.finish();
         let stats = SITE.snapshot();
         assert_eq!(
             (stats.calls, stats.successes_after_retries, stats.cancelled),
@@ -421,12 +418,12 @@ mod tests {
     }
 
     #[test]
-    fn a_first_try_success_ends_the_call_and_a_drop_before_cancels_it() {
+    fn a_first_try_success_finished_ends_the_call_and_a_drop_before_cancels_it() {
         static SITE: Site = Site::new("lazy-ends");
         let mut call = LazyCall::new(&POLICY, &SITE, SystemClock);
         assert_eq!(decide(&mut call, &POLICY, Ok(())), Decision::Return);
         assert!(matches!(call.state, State::First(_)), "nothing built");
-        drop(call);
+        call.finish();
         drop(LazyCall::new(&POLICY, &SITE, SystemClock));
         let stats = SITE.snapshot();
         assert_eq!(

@@ -299,3 +299,44 @@ fn the_call_span_of_idempotent_key_carries_the_key_it_sends() {
     let (call, _, _) = call_and_attempts(&seen);
     assert_eq!(seen.spans[&call].texts.get("retry.idempotency_key"), None);
 }
+
+/// Logs an event in its attempt, then panics if asked to.
+#[retry(max = 3, backoff = none)]
+async fn panics_inside(panic: bool) -> io::Result<u32> {
+    tracing::info!(target: "body", "inside");
+    assert!(!panic, "the body panicked");
+    Ok(7)
+}
+
+/// Counts the spans entered and left.
+#[derive(Clone, Default)]
+struct EnterExit(Arc<Mutex<(u32, u32)>>);
+
+impl<S: Subscriber> Layer<S> for EnterExit {
+    fn on_enter(&self, _: &Id, _: Context<'_, S>) {
+        self.0.lock().unwrap().0 += 1;
+    }
+
+    fn on_exit(&self, _: &Id, _: Context<'_, S>) {
+        self.0.lock().unwrap().1 += 1;
+    }
+}
+
+/// An attempt whose poll unwinds leaves its span and its frame on the way
+/// out: every span entered is left, and no attempt stays current.
+#[test]
+fn an_async_attempt_that_panics_leaves_its_span_and_its_frame() {
+    let counts = EnterExit::default();
+    let subscriber = tracing_subscriber::registry().with(counts.clone());
+    tracing::subscriber::with_default(subscriber, || {
+        let unwound = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            block_on(panics_inside(true))
+        }));
+        assert!(unwound.is_err(), "the panic reaches the caller");
+        assert!(reattempt::attempt().is_none(), "no attempt left current");
+        assert_eq!(block_on(panics_inside(false)).unwrap(), 7);
+    });
+    let (entered, left) = *counts.0.lock().unwrap();
+    assert!(entered >= 2, "each call's attempt span was entered");
+    assert_eq!(entered, left, "every span entered was left");
+}

@@ -92,12 +92,12 @@ thread_local! {
 fn with_current<T>(f: impl FnOnce(&Frame) -> T) -> Option<T> {
     let frame = CURRENT.get();
     // SAFETY: `CURRENT` is non-null only while the `Entered` guard of
-    // `Frame::entered` lives, which borrows the frame it points to and
-    // restores the previous value when it drops, unwinding included (this
-    // crate never forgets one), or between `Frame::enter_first` and
-    // `FirstEntered::leave`, whose guard also borrows the frame and restores
-    // the value if it drops first (`leave` restores it before it forgets
-    // the guard). `f` is called here, in that time, with a reference it
+    // `Frame::entered`, or the `Polling` guard of a poll, lives, which
+    // borrows the frame it points to and restores the previous value when
+    // it drops, unwinding included (this crate never forgets one), or
+    // between `Frame::enter_first` and `FirstEntered::leave`, whose guard
+    // also borrows the frame and restores the value if it drops first
+    // (`leave` restores it before it forgets the guard). `f` is called here, in that time, with a reference it
     // cannot keep (its lifetime is any the caller's closure accepts).
     unsafe { frame.as_ref() }.map(f)
 }
@@ -313,6 +313,7 @@ impl Drop for Entered<'_> {
 struct Polling<'a> {
     outer: *const Frame,
     span: Option<&'a tracing::Span>,
+    frame: PhantomData<&'a Frame>,
 }
 
 impl<'a> Polling<'a> {
@@ -324,6 +325,7 @@ impl<'a> Polling<'a> {
         Polling {
             outer: CURRENT.replace(ptr::from_ref(frame)),
             span,
+            frame: PhantomData,
         }
     }
 }

@@ -8,6 +8,7 @@ use std::cell::Cell;
 use std::collections::HashMap;
 use std::io;
 use std::sync::{Arc, Mutex};
+use std::task::Poll;
 use std::time::Duration;
 
 use reattempt::retry;
@@ -320,6 +321,52 @@ impl<S: Subscriber> Layer<S> for EnterExit {
     fn on_exit(&self, _: &Id, _: Context<'_, S>) {
         self.0.lock().unwrap().1 += 1;
     }
+}
+
+/// Pending on its first poll, ready on the next.
+struct PendingOnce(bool);
+
+impl Future for PendingOnce {
+    type Output = ();
+
+    fn poll(mut self: std::pin::Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> Poll<()> {
+        if self.0 {
+            return Poll::Ready(());
+        }
+        self.0 = true;
+        cx.waker().wake_by_ref();
+        Poll::Pending
+    }
+}
+
+#[retry(max = 3, backoff = none)]
+async fn pends_once() -> io::Result<u32> {
+    tracing::info!(target: "body", "inside");
+    PendingOnce(false).await;
+    Ok(7)
+}
+
+/// Between two polls of an attempt, the thread is in neither its span nor
+/// its frame.
+#[test]
+fn between_polls_an_attempt_is_in_no_span() {
+    let counts = EnterExit::default();
+    let subscriber = tracing_subscriber::registry().with(counts.clone());
+    tracing::subscriber::with_default(subscriber, || {
+        let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+        let mut call = Box::pin(pends_once());
+        assert!(call.as_mut().poll(&mut cx).is_pending());
+        assert!(tracing::Span::current().is_none(), "between polls");
+        assert!(reattempt::attempt().is_none(), "between polls");
+        assert_eq!(
+            counts.0.lock().unwrap().0,
+            1,
+            "the attempt's span was entered"
+        );
+        assert!(matches!(call.as_mut().poll(&mut cx), Poll::Ready(Ok(7))));
+    });
+    let (entered, left) = *counts.0.lock().unwrap();
+    assert_eq!((entered, left), (2, 2), "entered and left on each poll");
 }
 
 /// An attempt whose poll unwinds leaves its span and its frame on the way

@@ -367,12 +367,17 @@ impl<'p, B: Backoff, C: Clock, S: Slot> Call<'p, B, C, S> {
     // module by that module's path. The rest of a decision is in
     // `decide.rs`, the other wrappers in `run.rs`.
 
-    /// Runs an async attempt for at most `attempt_timeout`, or the time left
-    /// before the deadline if that is shorter, timed by `sleep` (the
-    /// function's sleeper, so that it works on any executor); an attempt
-    /// still running then is dropped and returns
-    /// [`AttemptTimeout`](crate::AttemptTimeout).
-    pub fn timed<'c, R, F, T, W>(&'c self, attempt: F, sleep: T) -> impl Future<Output = R> + 'c
+    /// Runs the async attempt that `attempt` makes for at most
+    /// `attempt_timeout`, or the time left before the deadline if that is
+    /// shorter, timed by `sleep` (the function's sleeper, so that it works
+    /// on any executor); an attempt still running then is dropped and
+    /// returns [`AttemptTimeout`](crate::AttemptTimeout). The attempt is
+    /// made in this future's state, so that it is held once.
+    pub fn timed<'c, R, F, T, W>(
+        &'c self,
+        attempt: impl FnOnce() -> F + 'c,
+        sleep: T,
+    ) -> impl Future<Output = R> + 'c
     where
         R: FromTimeout + 'c,
         F: Future<Output = R> + 'c,
@@ -391,7 +396,7 @@ impl<'p, B: Backoff, C: Clock, S: Slot> Call<'p, B, C, S> {
     /// if something does.
     pub fn cut<'c, R, F, T, W>(
         &'c self,
-        attempt: F,
+        attempt: impl FnOnce() -> F + 'c,
         sleep: T,
         from_timeout: Option<fn(AttemptTimeout) -> R>,
         late: impl Instead<R> + 'c,
@@ -412,15 +417,15 @@ impl<'p, B: Backoff, C: Clock, S: Slot> Call<'p, B, C, S> {
         )
     }
 
-    /// A [`limited`](Self::limited) attempt of a call with a deadline: the
-    /// wait for the permit ends at the deadline when something can stand
-    /// for the attempt's outcome ([`Instead`]), and the attempt does not
-    /// run; its outcome is that, as if it had run past the deadline. Once
-    /// the attempt holds its permit, its own timer ([`cut`](Self::cut))
-    /// bounds it.
+    /// The [`limited`](Self::limited) attempt that `limited` makes, for a
+    /// call with a deadline: the wait for the permit ends at the deadline
+    /// when something can stand for the attempt's outcome ([`Instead`]),
+    /// and the attempt does not run; its outcome is that, as if it had run
+    /// past the deadline. Once the attempt holds its permit, its own timer
+    /// ([`cut`](Self::cut)) bounds it.
     pub fn limited_within<'c, R, F, T, W>(
         &'c self,
-        limited: Limited<'c, F>,
+        limited: impl FnOnce() -> Limited<'c, F> + 'c,
         sleep: T,
         instead: impl Instead<R> + 'c,
     ) -> impl Future<Output = R> + 'c

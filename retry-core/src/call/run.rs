@@ -164,9 +164,12 @@ impl<B: Backoff, C: Clock, S: Slot> Call<'_, B, C, S> {
         Limited::new(self.policy.limit, attempt)
     }
 
-    /// `attempt` raced against a timer of `sleep`, when something can stand
-    /// for its outcome ([`Instead`]): the attempt's outcome, or, if the
-    /// timer fires first, what stands for it. The timer is set to what
+    /// The attempt that `attempt` makes, raced against a timer of `sleep`,
+    /// when something can stand for its outcome ([`Instead`]): the
+    /// attempt's outcome, or, if the timer fires first, what stands for it.
+    /// The attempt is made here, in this future's own state, and pinned
+    /// there; made by the caller, it would be moved into this future and
+    /// take its room in it twice. The timer is set to what
     /// `left` gives and polled while `runs` says that it runs; its firing
     /// is `FIRED` ([`TIMED_OUT`](super::cut::TIMED_OUT), or [`NEVER_RAN`] for a wait for a
     /// permit). All three are types, not values, so they take no room in
@@ -176,11 +179,11 @@ impl<B: Backoff, C: Clock, S: Slot> Call<'_, B, C, S> {
     /// dropped before the attempt runs.
     #[allow(
         clippy::manual_async_fn,
-        reason = "an async fn would hold the attempt twice"
+        reason = "an async fn would hold its arguments twice, as parameters and as locals"
     )]
     pub(super) fn race<'c, const FIRED: u8, R, F, T, W>(
         &'c self,
-        mut attempt: F,
+        attempt: impl FnOnce() -> F + 'c,
         sleep: T,
         instead: impl Instead<R> + 'c,
         late: impl Instead<R> + 'c,
@@ -193,14 +196,7 @@ impl<B: Backoff, C: Clock, S: Slot> Call<'_, B, C, S> {
         W: Future<Output = ()>,
         R: 'c,
     {
-        // An async block that owns its captures: an `async fn` moves its
-        // arguments into locals of its body, and the attempt would take its
-        // room in the future twice.
         async move {
-            // Pinned where it is, as `tokio::pin!` pins, not moved again.
-            // SAFETY: `attempt` lives in this future's own state, which is
-            // pinned, and is shadowed here, so it is never moved again.
-            let mut attempt = unsafe { Pin::new_unchecked(&mut attempt) };
             // In a block of its own, so that the time left is not kept in
             // the future across the awaits below.
             let limit = {
@@ -210,6 +206,7 @@ impl<B: Backoff, C: Clock, S: Slot> Call<'_, B, C, S> {
                 }
                 left.filter(|_| instead.stands())
             };
+            let mut attempt = pin!(attempt());
             let Some(limit) = limit else {
                 return attempt.await;
             };

@@ -73,7 +73,7 @@ impl Parts<'_> {
                 // timeout fails the call's bound and that of its future,
                 // reported as one there.
                 let timed = Ident::new("timed", self.return_span);
-                call_at(Some(self.return_span), &timed, code!(#scoped, #timer))
+                call_at(Some(self.return_span), &timed, code!(|| #scoped, #timer))
             }
             Some(ret) => {
                 // After a wait that ran past the deadline, a retry does not
@@ -87,7 +87,7 @@ impl Parts<'_> {
                 call_at(
                     sleeper,
                     &cut,
-                    code!(#scoped, #timer, #private::Probe::<#ret>::new().__retry_from_timeout(), #late),
+                    code!(|| #scoped, #timer, #private::Probe::<#ret>::new().__retry_from_timeout(), #late),
                 )
             }
         });
@@ -95,7 +95,7 @@ impl Parts<'_> {
         let instead = self.instead(args);
         match (&args.limit, timed, instead) {
             (Some(_), Some(timed), Some(instead)) => code! {
-                __retry_call.limited_within(__retry_call.limited(#timed), #timer, #instead) #wait
+                __retry_call.limited_within(|| __retry_call.limited(#timed), #timer, #instead) #wait
             },
             (Some(_), Some(timed), None) => code!(__retry_call.limited(#timed) #wait),
             // Without a timer there is no deadline to end the wait.

@@ -61,7 +61,6 @@
 //! loop {
 //!     let __retry_out = __retry_call.next(attempt::<Ret, _>(async { body })).await;
 //!     if !__retry_call.retries(POLICY, &__retry_out, classify, describe, judge) {
-//!         __retry_call.finish(); // forgotten, if it ended on its first attempt
 //!         return __retry_out;
 //!     }
 //! }
@@ -69,8 +68,7 @@
 //!
 //! **`AsyncLazy`**: the same function with `sleep = ..`, whose waits are
 //! the user's futures: a `LazyCall` whose loop waits after each decision,
-//! as `AsyncCall`'s does, and which is finished as it returns, as
-//! `AsyncNext`'s is.
+//! as `AsyncCall`'s does.
 //!
 //! **`AsyncCall`**: any other async function (hooks, `fields(..)`, a
 //! limit, a deadline, an attempt timeout, a dynamic policy). Its call

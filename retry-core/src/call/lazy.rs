@@ -5,6 +5,7 @@
 
 use core::fmt;
 use core::future::Future;
+use core::mem::ManuallyDrop;
 #[cfg(feature = "tokio")]
 use core::time::Duration;
 
@@ -38,7 +39,10 @@ use crate::stats::Site;
 /// [`retries`]: LazyCall::retries
 #[derive(Debug)]
 pub struct LazyCall<'p, B, C: Clock> {
-    pub(super) state: State<'p, B, C>,
+    /// Dropped by `Drop`: a built call out of line, so that no function
+    /// compiles the drop of one, nor runs its glue after a first-try
+    /// success.
+    pub(super) state: ManuallyDrop<State<'p, B, C>>,
 }
 
 #[derive(Debug)]
@@ -49,27 +53,43 @@ pub(super) enum State<'p, B, C: Clock> {
     Built(Call<'p, B, C, Boxed>),
 }
 
-/// What a call at its first attempt keeps: that attempt's frame, and the
-/// clock the call will be built with.
+/// What a call at its first attempt keeps: that attempt's frame, the
+/// clock the call will be built with, and whether the attempt's success
+/// ended the call.
 #[derive(Debug)]
 pub(super) struct First<C: Clock> {
     frame: Frame,
     /// Read at the start only for a deadline or the duration metric.
     started: Option<C::Reading>,
     clock: C,
+    ended: bool,
 }
 
 impl<B, C: Clock> Drop for LazyCall<'_, B, C> {
-    /// A call dropped at its first attempt was cancelled: one that ended
-    /// there is forgotten by [`finish`](LazyCall::finish), which every
-    /// loop of a `LazyCall` calls as it returns. A built call counts its
-    /// own cancellation.
+    /// A call dropped before its first attempt ended was cancelled; a built
+    /// call counts its own cancellation.
     #[inline]
     fn drop(&mut self) {
-        if let State::First(first) = &self.state {
-            cancelled(first.frame.site);
+        match &*self.state {
+            State::First(first) => {
+                if !first.ended {
+                    cancelled(first.frame.site);
+                }
+            }
+            State::Built(_) => drop_built(&mut self.state),
         }
     }
+}
+
+/// Drops a built call, out of line: so that no function compiles the drop
+/// of one, and a first-try success runs none of its glue
+/// (`benches/HISTORY.md`, round 14, gives what the safe drop cost).
+#[cold]
+#[inline(never)]
+fn drop_built<B, C: Clock>(state: &mut ManuallyDrop<State<'_, B, C>>) {
+    // SAFETY: only `LazyCall`'s `Drop` calls this, once, and nothing uses
+    // the state after; it is dropped in place.
+    unsafe { ManuallyDrop::drop(state) }
 }
 
 /// A call dropped during its first attempt.
@@ -90,33 +110,19 @@ impl<'p, B: Backoff, C: Clock + Copy> LazyCall<'p, B, C> {
         // Returned from each branch, not chosen between: a choice of two
         // states is made aside and copied into the function's future.
         LazyCall {
-            state: State::First(First {
+            state: ManuallyDrop::new(State::First(First {
                 frame: Frame::first(site, policy.max_attempts),
                 started,
                 clock,
-            }),
+                ended: false,
+            })),
         }
-    }
-
-    /// Ends a call whose outcome is being returned; every loop of a
-    /// `LazyCall` calls it as it returns. One that ended on its first
-    /// attempt holds nothing to drop (its state has no drop glue, as a test
-    /// asserts), so it is forgotten, which is safe and leaks nothing, and
-    /// its `Drop`, which would count it as cancelled, does not run: the
-    /// drop glue of a `LazyCall`, which must be able to drop a built call,
-    /// stays off the path of a first-try success.
-    #[inline]
-    pub fn finish(self) {
-        if matches!(self.state, State::First(_)) {
-            core::mem::forget(self);
-        }
-        // A built call is dropped here, as any is.
     }
 
     /// The number of the attempt in progress, or about to start (1 for the
     /// first).
     pub fn attempt(&self) -> u32 {
-        match &self.state {
+        match &*self.state {
             State::First(_) => 1,
             State::Built(call) => call.attempt(),
         }
@@ -125,7 +131,7 @@ impl<'p, B: Backoff, C: Clock + Copy> LazyCall<'p, B, C> {
     /// Opens the span of the attempt about to run, when the call has spans.
     #[inline]
     pub fn begin_attempt(&mut self) {
-        if let State::Built(call) = &mut self.state {
+        if let State::Built(call) = &mut *self.state {
             call.begin_attempt();
         }
     }
@@ -159,9 +165,10 @@ impl<'p, B: Backoff, C: Clock + Copy> LazyCall<'p, B, C> {
         L: Fn() -> Span,
         A: Fn(FieldVisitor<'_>),
     {
-        let call = match &mut self.state {
+        let call = match &mut *self.state {
             State::First(first) => {
                 if succeeded(outcome, &judge_value) {
+                    first.ended = true;
                     first_succeeded(policy, first.frame.site, first.started, &first.clock);
                     return Decision::Return;
                 }
@@ -187,7 +194,7 @@ impl<'p, B: Backoff, C: Clock + Copy> LazyCall<'p, B, C> {
     #[cold]
     #[inline(never)]
     fn build(&mut self, policy: &'p Policy<B>) -> &mut Call<'p, B, C, Boxed> {
-        if let State::First(first) = &self.state {
+        if let State::First(first) = &*self.state {
             let call = Call::at_attempt_one(
                 policy,
                 first.frame.moved(),
@@ -195,9 +202,9 @@ impl<'p, B: Backoff, C: Clock + Copy> LazyCall<'p, B, C> {
                 first.started,
                 None,
             );
-            self.state = State::Built(call);
+            *self.state = State::Built(call);
         }
-        match &mut self.state {
+        match &mut *self.state {
             State::Built(call) => call,
             State::First(_) => unreachable!("built above"),
         }
@@ -258,7 +265,7 @@ impl<'p, B: Backoff, C: Clock + Copy> LazyCall<'p, B, C> {
         // makes no call for it.
         #[cfg(feature = "tokio")]
         if !delay.is_zero()
-            && let State::Built(call) = &mut self.state
+            && let State::Built(call) = &mut *self.state
         {
             call.wait_before_next(delay);
         }
@@ -273,7 +280,7 @@ impl<'p, B: Backoff, C: Clock + Copy> LazyCall<'p, B, C> {
     #[cfg(feature = "tokio")]
     #[inline]
     pub fn wait(&mut self, delay: Duration) -> crate::wait::Wait<'_> {
-        match &mut self.state {
+        match &mut *self.state {
             State::Built(call) => call.wait(delay),
             // Only a retry waits, and deciding one built the call.
             State::First(_) => crate::wait::Wait::new(None),
@@ -291,7 +298,7 @@ fn built_at_start<'p, B: Backoff, C: Clock>(
 ) -> LazyCall<'p, B, C> {
     let started = starts(policy, site, &clock, true);
     LazyCall {
-        state: State::Built(Call::started(policy, site, clock, started)),
+        state: ManuallyDrop::new(State::Built(Call::started(policy, site, clock, started))),
     }
 }
 
@@ -300,14 +307,14 @@ impl<B, C: Clock> current::sealed::Sealed for LazyCall<'_, B, C> {}
 impl<B, C: Clock> HasFrame for LazyCall<'_, B, C> {
     #[inline]
     fn starts(&self) {
-        if let State::Built(call) = &self.state {
+        if let State::Built(call) = &*self.state {
             call.starts();
         }
     }
 
     #[inline]
     fn span(&self) -> Option<&Span> {
-        match &self.state {
+        match &*self.state {
             State::First(_) => None,
             State::Built(call) => call.span(),
         }
@@ -315,7 +322,7 @@ impl<B, C: Clock> HasFrame for LazyCall<'_, B, C> {
 
     #[inline]
     fn frame(&self) -> &Frame {
-        match &self.state {
+        match &*self.state {
             State::First(first) => &first.frame,
             State::Built(call) => call.frame(),
         }
@@ -330,15 +337,6 @@ mod tests {
     use crate::current::attempt;
     use crate::read_outcome::NoFailure;
     use core::time::Duration;
-
-    /// `finish` forgets a call that ended on its first attempt: that leaks
-    /// nothing only while such a call holds nothing to drop.
-    #[test]
-    fn a_call_at_its_first_attempt_holds_nothing_to_drop() {
-        assert!(!core::mem::needs_drop::<First<SystemClock>>());
-        #[cfg(feature = "tokio")]
-        assert!(!core::mem::needs_drop::<First<crate::clock::TokioClock>>());
-    }
 
     fn decide(
         call: &mut LazyCall<'static, Fixed, SystemClock>,
@@ -393,7 +391,7 @@ mod tests {
         // Built at once only when a subscriber may want spans, which no
         // test of this crate sets.
         assert!(!spans::may_start());
-        assert!(matches!(call.state, State::First(_)));
+        assert!(matches!(*call.state, State::First(_)));
         assert_eq!(call.attempt(), 1);
         let first = seen_inside(&call);
         assert_eq!((first.number(), first.max()), (1, Some(3)));
@@ -402,14 +400,14 @@ mod tests {
             decide(&mut call, &POLICY, Err("busy")),
             Decision::Retry(Duration::from_millis(10))
         );
-        assert!(matches!(call.state, State::Built(_)));
+        assert!(matches!(*call.state, State::Built(_)));
         assert_eq!(call.attempt(), 2);
         let second = seen_inside(&call);
         assert_eq!(second.number(), 2);
         assert_eq!(second.call_id(), first.call_id(), "one id for the call");
 
         assert_eq!(decide(&mut call, &POLICY, Ok(())), Decision::Return);
-        call.finish();
+        drop(call);
         let stats = SITE.snapshot();
         assert_eq!(
             (stats.calls, stats.successes_after_retries, stats.cancelled),
@@ -418,12 +416,12 @@ mod tests {
     }
 
     #[test]
-    fn a_first_try_success_finished_ends_the_call_and_a_drop_before_cancels_it() {
+    fn a_first_try_success_ends_the_call_and_a_drop_before_cancels_it() {
         static SITE: Site = Site::new("lazy-ends");
         let mut call = LazyCall::new(&POLICY, &SITE, SystemClock);
         assert_eq!(decide(&mut call, &POLICY, Ok(())), Decision::Return);
-        assert!(matches!(call.state, State::First(_)), "nothing built");
-        call.finish();
+        assert!(matches!(*call.state, State::First(_)), "nothing built");
+        drop(call);
         drop(LazyCall::new(&POLICY, &SITE, SystemClock));
         let stats = SITE.snapshot();
         assert_eq!(

@@ -34,7 +34,7 @@ impl<'p, B: Backoff, C: Clock> CallRef for &mut LazyCall<'p, B, C> {
     #[inline]
     fn before_poll(&mut self, cx: &mut Context<'_>) -> Poll<()> {
         // A first attempt waits for nothing and has no span to open.
-        match &mut self.state {
+        match &mut *self.state {
             State::Built(built) => built.before_attempt(cx),
             State::First(_) => Poll::Ready(()),
         }

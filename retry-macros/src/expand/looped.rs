@@ -46,7 +46,6 @@ impl Parts<'_> {
                     let #outcome = #attempt;
                     #fallible
                     if !#retries {
-                        __retry_call.finish();
                         return #outcome;
                     }
                 }
@@ -84,18 +83,12 @@ impl Parts<'_> {
             &decide,
             code!(#policy, #borrowed, #judge),
         );
-        // A `LazyCall` is finished as it returns: one that ended on its
-        // first attempt is forgotten, not counted as cancelled.
-        let finish = (self.shape == Shape::AsyncLazy).then(|| code!(__retry_call.finish();));
         // Without hooks after the attempt, only a retry goes on.
         let decided = if after.is_empty() && on_retry.is_empty() && on_give_up.is_empty() {
             code! {
                 match #decision {
                     #private::Decision::Retry(__retry_delay) => __retry_delay,
-                    _ => {
-                        #finish
-                        return #outcome;
-                    }
+                    _ => return #outcome,
                 }
             }
         } else {

@@ -43,6 +43,7 @@ mod elapsed;
 mod failure;
 mod failure_state;
 mod first;
+mod hedged;
 pub(crate) mod instead;
 mod lazy;
 #[cfg(feature = "tokio")]
@@ -103,6 +104,10 @@ pub struct Call<'p, B, C: Clock, S = Boxed> {
     /// ([`AFTER_TRANSIENT`](pending::AFTER_TRANSIENT), [`AFTER_RATE_LIMITED`](pending::AFTER_RATE_LIMITED)). It is counted when it
     /// starts, and its token given back if the call is dropped first.
     retry_pending: AtomicU8,
+    /// The number of the last attempt a hedged round started, which may
+    /// come after the one whose outcome ended the round (`frame.number`);
+    /// 0 in a call that never hedged.
+    hedged_to: u32,
     /// The call's spans, when a subscriber is interested; dropped by
     /// `Drop` out of line, so that a call without them drops inline.
     spans: Option<Box<Spans>>,
@@ -240,6 +245,7 @@ impl<'p, B: Backoff, C: Clock, S: Slot> Call<'p, B, C, S> {
             timed_out: AtomicU8::new(RAN),
             ended: false,
             retry_pending: AtomicU8::new(NO_RETRY),
+            hedged_to: 0,
             spans,
             failures: S::default(),
         }
@@ -260,6 +266,13 @@ impl<'p, B: Backoff, C: Clock, S: Slot> Call<'p, B, C, S> {
     /// first).
     pub fn attempt(&self) -> u32 {
         self.frame.number
+    }
+
+    /// How many attempts the call made or started: the number of the
+    /// attempt in progress, or of the last a hedged round started.
+    #[inline]
+    fn attempts_made(&self) -> u32 {
+        self.frame.number.max(self.hedged_to)
     }
 
     /// Why the call gave up, once it has.

@@ -10,6 +10,8 @@
 //! | `reattempt_attempts_total` | counter | `function` |
 //! | `reattempt_retries_total` | counter | `function` |
 //! | `reattempt_alerts_total` | counter | `function` |
+//! | `reattempt_hedges_total` | counter | `function` |
+//! | `reattempt_hedges_won_total` | counter | `function` |
 //! | `reattempt_call_duration_seconds` | histogram, seconds | `function`, `outcome` (not for `cancelled`) |
 //!
 //! The duration runs from the start of the call, its first attempt and the
@@ -132,6 +134,8 @@ struct Keys {
     attempts: Key,
     retries: Key,
     alerts: Key,
+    hedges: Key,
+    hedges_won: Key,
 }
 
 #[cfg(feature = "metrics")]
@@ -158,6 +162,8 @@ impl Labels {
             attempts: Key::from_static_parts("reattempt_attempts_total", &self.function),
             retries: Key::from_static_parts("reattempt_retries_total", &self.function),
             alerts: Key::from_static_parts("reattempt_alerts_total", &self.function),
+            hedges: Key::from_static_parts("reattempt_hedges_total", &self.function),
+            hedges_won: Key::from_static_parts("reattempt_hedges_won_total", &self.function),
         })
     }
 }
@@ -199,6 +205,20 @@ pub(crate) fn retry_started(labels: &'static Labels) {
     count(&keys.retries);
 }
 
+/// A hedge started: one attempt more.
+#[cfg(feature = "metrics")]
+pub(crate) fn hedge_started(labels: &'static Labels) {
+    let keys = labels.keys();
+    count(&keys.attempts);
+    count(&keys.hedges);
+}
+
+/// A hedge gave its call the outcome.
+#[cfg(feature = "metrics")]
+pub(crate) fn hedge_won(labels: &'static Labels) {
+    count(&labels.keys().hedges_won);
+}
+
 /// An alert fired.
 #[cfg(feature = "metrics")]
 pub(crate) fn alert(labels: &'static Labels) {
@@ -216,6 +236,14 @@ pub(crate) fn retry_started(_labels: &'static Labels) {}
 #[cfg(not(feature = "metrics"))]
 #[inline(always)]
 pub(crate) fn alert(_labels: &'static Labels) {}
+
+#[cfg(not(feature = "metrics"))]
+#[inline(always)]
+pub(crate) fn hedge_started(_labels: &'static Labels) {}
+
+#[cfg(not(feature = "metrics"))]
+#[inline(always)]
+pub(crate) fn hedge_won(_labels: &'static Labels) {}
 
 /// Whether every call reads its clock as it starts and counts its time
 /// (the `timing` feature, which `metrics` turns on for its histogram).

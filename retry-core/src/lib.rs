@@ -40,6 +40,7 @@ mod export;
 #[cfg(feature = "redis-fleet")]
 pub mod fleet;
 mod give_up;
+mod hedge;
 pub mod hooks;
 pub mod jitter;
 mod limit;

@@ -230,3 +230,80 @@ pub(crate) fn nested(inner: &'static str, outer: &'static str, call_id: &CallIdC
         "a retried call runs inside another retried call: their attempts multiply",
     );
 }
+
+/// A hedge started: attempt `attempt` beside a slow one.
+#[cold]
+pub(crate) fn hedge_started<B>(
+    site: &Site,
+    policy: &Policy<B>,
+    attempt: u32,
+    call_id: &CallIdCell,
+    span: &dyn Fn() -> Span,
+) {
+    let max = max_field(policy);
+    let _fields = span().entered();
+    tracing::debug!(
+        target: "reattempt",
+        function = site.name(),
+        call_id = %call_id.id(),
+        attempt,
+        max = max.value(),
+        "attempt still running; hedge started",
+    );
+}
+
+/// A hedge, attempt `attempt`, succeeded before the attempts started
+/// earlier in its call.
+#[cold]
+pub(crate) fn hedge_won<B>(
+    site: &Site,
+    policy: &Policy<B>,
+    attempt: u32,
+    call_id: &CallIdCell,
+    span: &dyn Fn() -> Span,
+) {
+    let max = max_field(policy);
+    let _fields = span().entered();
+    tracing::debug!(
+        target: "reattempt",
+        function = site.name(),
+        call_id = %call_id.id(),
+        attempt,
+        max = max.value(),
+        "hedge won",
+    );
+}
+
+/// Attempt `attempt` failed while `in_flight` others of its call run: no
+/// decision is made until they end.
+#[allow(clippy::too_many_arguments)]
+#[cold]
+pub(crate) fn failed_beside<B>(
+    site: &Site,
+    policy: &Policy<B>,
+    attempt: u32,
+    call_id: &CallIdCell,
+    class: &Classification,
+    error: &dyn fmt::Display,
+    in_flight: usize,
+    elapsed: Option<Duration>,
+    span: &dyn Fn() -> Span,
+) {
+    let max = max_field(policy);
+    let key = idempotency_key(policy, call_id);
+    let _fields = span().entered();
+    tracing::warn!(
+        target: "reattempt",
+        function = site.name(),
+        call_id = %call_id.id(),
+        attempt,
+        max = max.value(),
+        idempotency_key = key.as_deref(),
+        class = class.class().as_str(),
+        code = class.code(),
+        error = %error,
+        in_flight,
+        elapsed_ms = elapsed.map(millis),
+        "attempt failed; another is in flight",
+    );
+}

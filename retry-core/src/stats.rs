@@ -45,14 +45,20 @@ pub struct Stats {
     pub function: &'static str,
     /// Calls that ended: returned to their caller, or cancelled.
     pub calls: u64,
-    /// Calls that succeeded at the first attempt.
+    /// Calls that succeeded at the first attempt, or at a hedge of it
+    /// ([`hedges_won`](Self::hedges_won) counts those).
     pub first_try_successes: u64,
     /// Calls that succeeded after one or more retries.
     pub successes_after_retries: u64,
     /// Calls that gave up, by reason.
     pub give_ups: GiveUps,
-    /// Attempts made, first ones included.
+    /// Attempts made, first ones and hedges included.
     pub attempts: u64,
+    /// Hedges started: attempts started beside a slow one (`hedge`).
+    pub hedges: u64,
+    /// Hedges that succeeded before every attempt started earlier in
+    /// their call, and so gave the call its outcome.
+    pub hedges_won: u64,
     /// Time spent by the [`timed_calls`](Self::timed_calls), each from its
     /// start, first attempt and waits included.
     pub time: Duration,
@@ -195,6 +201,8 @@ pub struct Site {
     after_retries: AtomicU64,
     gave_up: [AtomicU64; GiveUp::ALL.len()],
     retries: AtomicU64,
+    hedges: AtomicU64,
+    hedges_won: AtomicU64,
     nanos: AtomicU64,
     timed: AtomicU64,
     alerts: AtomicU64,
@@ -268,6 +276,8 @@ impl Site {
         after_retries: AtomicU64::new(0),
         gave_up: [const { AtomicU64::new(0) }; GiveUp::ALL.len()],
         retries: AtomicU64::new(0),
+        hedges: AtomicU64::new(0),
+        hedges_won: AtomicU64::new(0),
         nanos: AtomicU64::new(0),
         timed: AtomicU64::new(0),
         alerts: AtomicU64::new(0),
@@ -329,13 +339,16 @@ impl Site {
         let after_retries = count(&self.after_retries);
         let cancelled = count(&self.cancelled);
         let calls = first_try + after_retries + give_ups.total() + cancelled;
+        let hedges = count(&self.hedges);
         Stats {
             function: self.name,
             calls,
             first_try_successes: first_try,
             successes_after_retries: after_retries,
             give_ups,
-            attempts: calls + count(&self.retries),
+            attempts: calls + count(&self.retries) + hedges,
+            hedges,
+            hedges_won: count(&self.hedges_won),
             time: Duration::from_nanos(count(&self.nanos)),
             timed_calls: count(&self.timed),
             alerts: count(&self.alerts),
@@ -424,6 +437,18 @@ impl Site {
     pub(crate) fn retry(&'static self) {
         self.retries.fetch_add(1, Ordering::Relaxed);
         export::retry_started(&self.labels);
+    }
+
+    /// A hedge started: an attempt beside a slow one.
+    pub(crate) fn hedge_started(&'static self) {
+        self.hedges.fetch_add(1, Ordering::Relaxed);
+        export::hedge_started(&self.labels);
+    }
+
+    /// A hedge gave its call the outcome.
+    pub(crate) fn hedge_won(&'static self) {
+        self.hedges_won.fetch_add(1, Ordering::Relaxed);
+        export::hedge_won(&self.labels);
     }
 
     fn add_time(&self, elapsed: Duration) {

@@ -114,7 +114,7 @@ impl fmt::Display for FailedValue {
 }
 
 /// An error and the function that writes it, as one `Display` value.
-pub(super) struct Described<'e, E: ?Sized, D>(&'e E, D);
+pub(super) struct Described<'e, E: ?Sized, D>(pub(super) &'e E, pub(super) D);
 
 impl<E: ?Sized, D> fmt::Display for Described<'_, E, D>
 where

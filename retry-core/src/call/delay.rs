@@ -34,7 +34,7 @@ impl<B: Backoff, C: Clock, S: Slot> Call<'_, B, C, S> {
             return Err(GiveUp::MaybeApplied);
         }
         if let Some(max) = self.policy.max_attempts
-            && self.frame.number >= max.get()
+            && self.attempts_made() >= max.get()
         {
             return Err(GiveUp::Exhausted);
         }

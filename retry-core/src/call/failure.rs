@@ -94,28 +94,8 @@ impl<B: Backoff, C: Clock, S: Slot> Call<'_, B, C, S> {
             spans.attempt().clone()
         });
         let _in_attempt = attempt_span.as_ref().map(Span::enter);
-        // An attempt that never ran says nothing of the backend: the
-        // breaker does not count it, and it neither ends nor extends a
-        // streak of the same failure. Asked only where there is a breaker
-        // or an alert, so that a retry with neither reads no code.
-        if let Some(breaker) = self.policy.breaker
-            && !never_ran(&class)
-        {
-            breaker.record(true);
-        }
+        self.failure_seen(&class, span);
         let elapsed = self.elapsed();
-        self.failures().last_class = Some(class);
-        if let Some(after) = self.policy.alert_after
-            && !never_ran(&class)
-            && let Some(alert) = self.frame.site.failure_streak(&class, after.get())
-        {
-            if log::wanted(Level::ERROR) {
-                log::alert(&alert, &self.frame.call_id, span);
-            }
-            if let Some(hook) = self.policy.on_alert {
-                hook(&alert);
-            }
-        }
         match self.next_delay(&class, elapsed) {
             Ok((delay, from)) => {
                 if self.policy.max_attempts.is_none() && self.policy.deadline.is_none() {
@@ -141,7 +121,7 @@ impl<B: Backoff, C: Clock, S: Slot> Call<'_, B, C, S> {
                     AFTER_TRANSIENT
                 };
                 self.retry_pending.store(after, Ordering::Relaxed);
-                self.frame.number = self.frame.number.saturating_add(1);
+                self.frame.number = self.attempts_made().saturating_add(1);
                 let wait = testing::wait(delay);
                 let failures = self.failures();
                 failures.last_delay = Some(delay);
@@ -158,6 +138,34 @@ impl<B: Backoff, C: Clock, S: Slot> Call<'_, B, C, S> {
                 self.remember(&class, None);
                 self.give_up(reason, class, error, elapsed, span, fields);
                 Decision::GiveUp(reason)
+            }
+        }
+    }
+
+    /// What every failed attempt tells the policy's shared state and the
+    /// call: the breaker and the alert streak hear of it, and the call
+    /// keeps its class.
+    #[inline(always)]
+    pub(super) fn failure_seen(&mut self, class: &Classification, span: &dyn Fn() -> Span) {
+        // An attempt that never ran says nothing of the backend: the
+        // breaker does not count it, and it neither ends nor extends a
+        // streak of the same failure. Asked only where there is a breaker
+        // or an alert, so that a retry with neither reads no code.
+        if let Some(breaker) = self.policy.breaker
+            && !never_ran(class)
+        {
+            breaker.record(true);
+        }
+        self.failures().last_class = Some(*class);
+        if let Some(after) = self.policy.alert_after
+            && !never_ran(class)
+            && let Some(alert) = self.frame.site.failure_streak(class, after.get())
+        {
+            if log::wanted(Level::ERROR) {
+                log::alert(&alert, &self.frame.call_id, span);
+            }
+            if let Some(hook) = self.policy.on_alert {
+                hook(&alert);
             }
         }
     }
@@ -189,7 +197,7 @@ impl<B: Backoff, C: Clock, S: Slot> Call<'_, B, C, S> {
         self.ended = true;
         self.frame
             .site
-            .gave_up(reason, elapsed, self.frame.number > 1);
+            .gave_up(reason, elapsed, self.attempts_made() > 1);
         let failures = self.failures();
         failures.last_delay = None;
         failures.gave_up = Some(reason);
@@ -206,7 +214,11 @@ impl<B: Backoff, C: Clock, S: Slot> Call<'_, B, C, S> {
 
     /// Adds an attempt to the history, when a sink will want it.
     #[inline]
-    fn remember(&mut self, class: &Classification, delay: Option<(Duration, DelayFrom)>) {
+    pub(super) fn remember(
+        &mut self,
+        class: &Classification,
+        delay: Option<(Duration, DelayFrom)>,
+    ) {
         if self.policy.dead_letter.is_some() {
             self.add_to_history(class, delay);
         }
@@ -251,7 +263,7 @@ impl<B: Backoff, C: Clock, S: Slot> Call<'_, B, C, S> {
             class: class.class(),
             code: class.code().map(str::to_owned),
             error: error.to_string(),
-            attempts: self.frame.number,
+            attempts: self.attempts_made(),
             first_attempt_at: now.checked_sub(elapsed).unwrap_or(now),
             last_attempt_at: now,
             elapsed,

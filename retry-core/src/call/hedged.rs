@@ -1,0 +1,290 @@
+//! A hedged round: the call's next attempt, and more beside it while it is
+//! slow, until one succeeds, one fails for good, or every one has failed
+//! (see [`crate::hedge`]).
+
+use core::fmt;
+use core::future::{Future, poll_fn};
+use core::pin::pin;
+use core::task::Poll;
+use core::time::Duration;
+
+use tracing::{Level, Span};
+
+use super::decide::{Described, FailedValue};
+use super::failure_state::Slot as FailureSlot;
+use super::{Call, Decision, FieldVisitor};
+use crate::backoff::Backoff;
+use crate::class::{Class, Classification};
+use crate::clock::Clock;
+use crate::current::Frame;
+use crate::hedge::{Hedge, HedgeFrame, Slots};
+use crate::log;
+use crate::outcome::Outcome;
+use crate::policy::Policy;
+use crate::read_outcome::JudgeValue;
+
+/// How an attempt of a round ended.
+enum Ended {
+    Succeeded,
+    /// A failure after which another attempt may succeed.
+    MayPass(Classification),
+    /// A failure that no other attempt would change.
+    ForGood(Classification),
+}
+
+impl<B: Backoff, C: Clock, S: FailureSlot> Call<'_, B, C, S> {
+    /// Runs a hedged round of attempts, each made by `make`, held in
+    /// `slots` and timed by `timer` (the function's sleeper), and gives the
+    /// outcome that ends it with the decision on it, as
+    /// [`decide`](Self::decide) makes it (which takes the same readers of
+    /// the outcome).
+    ///
+    /// The round ends with the first attempt to succeed, or to fail in a
+    /// way no other attempt would change (a logical or validation
+    /// failure), and every other attempt in flight is dropped before it
+    /// returns. A failure that may pass, while another attempt is in
+    /// flight, is logged and the round goes on; the last such failure ends
+    /// it. Every attempt counts against `max`.
+    #[allow(clippy::too_many_arguments)]
+    pub async fn hedged<R, F, M, L, T, W, K, D, V, SP, A>(
+        &mut self,
+        policy: &Policy<B>,
+        hedge: Hedge,
+        slots: L,
+        make: M,
+        timer: T,
+        classify: K,
+        describe: D,
+        judge_value: V,
+        span: SP,
+        fields: A,
+    ) -> (R, Decision)
+    where
+        R: Outcome,
+        F: Future<Output = R>,
+        M: Fn() -> F,
+        L: Slots<F>,
+        T: Fn(Duration) -> W,
+        W: Future<Output = ()>,
+        K: Fn(&R::Error) -> Classification,
+        D: Fn(&R::Error, &mut fmt::Formatter<'_>) -> fmt::Result,
+        V: JudgeValue<R::Value>,
+        SP: Fn() -> Span,
+        A: Fn(FieldVisitor<'_>),
+    {
+        debug_assert!(core::ptr::eq(policy, self.policy), "the call's own policy");
+        // A retry that was pending is made now; every attempt of the round
+        // shares the call's id, so it is drawn before the first is copied.
+        self.attempt_starts();
+        self.frame.call_id.get_or_draw();
+        let first = self.frame.number;
+        let last_allowed = self.policy.max_attempts.map_or(u32::MAX, |max| max.get());
+        let in_flight = usize::from(hedge.in_flight());
+        let mut slots = pin!(slots);
+        let mut hedge_timer = pin!(None::<W>);
+        let mut next = first;
+        if slots
+            .as_mut()
+            .start(HedgeFrame(self.frame_of(next)), make())
+            .is_ok()
+        {
+            next += 1;
+        }
+        if next <= last_allowed {
+            hedge_timer.set(Some(timer(hedge.after())));
+        }
+        // A hedge is due each `after` since the last attempt started; one
+        // due while every slot is taken starts when a failure frees one.
+        let mut due = false;
+        let (number, outcome, ended) = poll_fn(|cx| {
+            loop {
+                if let Poll::Ready((number, outcome)) = slots.as_mut().poll_ended(cx) {
+                    match self.ended_as(&outcome, &classify, &judge_value) {
+                        Ended::MayPass(class) if slots.in_flight() > 0 => {
+                            let error = describe_failure(&outcome, &class, &describe);
+                            self.failed_beside(number, class, &error, slots.in_flight(), &span);
+                            // A server that asks callers to slow down gets
+                            // no more hedges.
+                            if class.class() == Class::RateLimited {
+                                hedge_timer.set(None);
+                                due = false;
+                            }
+                            continue;
+                        }
+                        ended => {
+                            slots.as_mut().clear();
+                            return Poll::Ready((number, outcome, ended));
+                        }
+                    }
+                }
+                if let Some(fired) = hedge_timer.as_mut().as_pin_mut()
+                    && fired.poll(cx).is_ready()
+                {
+                    hedge_timer.set(None);
+                    due = true;
+                }
+                if !due || slots.in_flight() >= in_flight {
+                    return Poll::Pending;
+                }
+                due = false;
+                self.hedge_starts(next, &span);
+                if slots
+                    .as_mut()
+                    .start(HedgeFrame(self.frame_of(next)), make())
+                    .is_ok()
+                {
+                    next += 1;
+                }
+                if next <= last_allowed {
+                    hedge_timer.set(Some(timer(hedge.after())));
+                }
+            }
+        })
+        .await;
+        // The next attempt, if any, comes after every one this round
+        // started.
+        self.hedged_to = next - 1;
+        let decision = match ended {
+            Ended::Succeeded => {
+                if number != first {
+                    self.hedge_won(number, &span);
+                }
+                // A call that never retried succeeds as at its first
+                // attempt, whichever attempt of the round won: it is a
+                // first-try success, and its hedge's win is counted apart.
+                self.frame.number = if first == 1 { 1 } else { number };
+                self.succeeded(policy, &span)
+            }
+            Ended::MayPass(class) | Ended::ForGood(class) => {
+                // The failure is the attempt's own.
+                self.frame.number = number;
+                let error = describe_failure(&outcome, &class, &describe);
+                self.failed(class, &error, &span, &fields)
+            }
+        };
+        (outcome, decision)
+    }
+
+    /// The frame of attempt `number` of this call: its own, with the
+    /// call's id (drawn).
+    fn frame_of(&self, number: u32) -> Frame {
+        Frame {
+            number,
+            ..self.frame.moved()
+        }
+    }
+
+    /// How an attempt that returned `outcome` ended.
+    fn ended_as<R, K, V>(&self, outcome: &R, classify: &K, judge_value: &V) -> Ended
+    where
+        R: Outcome,
+        K: Fn(&R::Error) -> Classification,
+        V: JudgeValue<R::Value>,
+    {
+        let class = match outcome.split() {
+            Ok(value) => match judge_value.judge(value) {
+                Some(class) => class,
+                None => return Ended::Succeeded,
+            },
+            Err(error) => self.error_class(|| classify(error)),
+        };
+        match class.class() {
+            Class::Transient | Class::RateLimited => Ended::MayPass(class),
+            Class::Logical | Class::Validation => Ended::ForGood(class),
+        }
+    }
+
+    /// A hedge starts: attempt `number`, beside those in flight.
+    fn hedge_starts(&self, number: u32, span: &dyn Fn() -> Span) {
+        self.frame.site.hedge_started();
+        if log::wanted(Level::DEBUG) {
+            log::hedge_started(
+                self.frame.site,
+                self.policy,
+                number,
+                &self.frame.call_id,
+                span,
+            );
+        }
+    }
+
+    /// Attempt `number`, a hedge, succeeded first.
+    fn hedge_won(&self, number: u32, span: &dyn Fn() -> Span) {
+        self.frame.site.hedge_won();
+        if log::wanted(Level::DEBUG) {
+            log::hedge_won(
+                self.frame.site,
+                self.policy,
+                number,
+                &self.frame.call_id,
+                span,
+            );
+        }
+    }
+
+    /// Attempt `number` failed in a way that may pass while `in_flight`
+    /// others run: logged, kept in the history and the alert streak as any
+    /// failure is, without a decision.
+    fn failed_beside(
+        &mut self,
+        number: u32,
+        class: Classification,
+        error: &dyn fmt::Display,
+        in_flight: usize,
+        span: &dyn Fn() -> Span,
+    ) {
+        let round = self.frame.number;
+        self.frame.number = number;
+        self.failure_seen(&class, span);
+        if log::wanted(Level::WARN) {
+            let elapsed = self.elapsed();
+            log::failed_beside(
+                self.frame.site,
+                self.policy,
+                number,
+                &self.frame.call_id,
+                &class,
+                error,
+                in_flight,
+                elapsed,
+                span,
+            );
+        }
+        self.remember(&class, None);
+        self.frame.number = round;
+    }
+}
+
+/// What the logs say of an attempt's failure.
+fn describe_failure<'o, R, D>(
+    outcome: &'o R,
+    class: &Classification,
+    describe: &'o D,
+) -> Failure<'o, R::Error, D>
+where
+    R: Outcome,
+    D: Fn(&R::Error, &mut fmt::Formatter<'_>) -> fmt::Result,
+{
+    match outcome.split() {
+        Ok(_) => Failure::Value(FailedValue(*class)),
+        Err(error) => Failure::Error(Described(error, describe)),
+    }
+}
+
+/// An error with the function that writes it, or a value that is a failure.
+enum Failure<'o, E, D> {
+    Error(Described<'o, E, &'o D>),
+    Value(FailedValue),
+}
+
+impl<E, D> fmt::Display for Failure<'_, E, D>
+where
+    D: Fn(&E, &mut fmt::Formatter<'_>) -> fmt::Result,
+{
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Failure::Error(error) => error.fmt(f),
+            Failure::Value(value) => value.fmt(f),
+        }
+    }
+}

@@ -263,3 +263,30 @@ fn a_reused_failure_state_starts_as_new() {
         assert_eq!(attempts, [1, 2, 3]);
     }
 }
+
+/// The first attempt never ends; a hedge answers at once.
+#[retry(max = 3, backoff = none, hedge = 10ms)]
+async fn hedged(x: u64) -> io::Result<u64> {
+    if reattempt::attempt().unwrap().number() == 1 {
+        std::future::pending::<()>().await;
+    }
+    Ok(std::hint::black_box(x))
+}
+
+#[test]
+fn a_hedged_call_allocates_nothing() {
+    let runtime = warmed_paused_runtime();
+    // A first attempt that ends at its first poll, and a slow one whose
+    // hedge answers: the attempts in flight are held in the call's future.
+    let (n, out) = allocations(|| runtime.block_on(plain_hedged(7)));
+    assert_eq!((n, out.unwrap()), (0, 7));
+    for x in 0..3 {
+        let (n, out) = allocations(|| runtime.block_on(hedged(x)));
+        assert_eq!((n, out.unwrap()), (0, x));
+    }
+}
+
+#[retry(max = 3, backoff = none, hedge = 10ms)]
+async fn plain_hedged(x: u64) -> io::Result<u64> {
+    Ok(std::hint::black_box(x))
+}

@@ -29,6 +29,7 @@ pub const KEYS: &[&str] = &[
     "clone",
     "name",
     "sleep",
+    "hedge",
     "crate",
 ];
 
@@ -55,6 +56,9 @@ fn known_alias(key: &str) -> Option<&'static str> {
         }
         "strategy" => "use `backoff = exp | fixed(DUR) | linear(..) | fibonacci(..) | none`",
         "label" => "use `name = \"...\"`",
+        "hedging" | "hedged" | "speculative" | "speculative_retry" => {
+            "use `hedge = DUR`: a slow attempt gets another beside it after `DUR`"
+        }
         "krate" | "path" => "use `crate = path::to::reattempt`",
         _ => return None,
     })

@@ -103,7 +103,7 @@ pub(crate) fn call_state(
             code!(let mut __retry_call = #private::LazyCall::new(#policy, &__RETRY_SITE, #private::async_clock());)
         }
         // Boxed: the failure state would make the function's future larger.
-        Shape::AsyncCall => {
+        Shape::AsyncCall | Shape::AsyncHedged => {
             code!(let mut __retry_call = #private::Call::new(#policy, &__RETRY_SITE, #private::async_clock());)
         }
         Shape::SyncLoop => {

@@ -92,6 +92,30 @@
 //!     wait(&mut __retry_call, __retry_delay).await;
 //! }
 //! ```
+//!
+//! **`AsyncHedged`**: an async function with `hedge`. Its call state is
+//! built first, as `AsyncCall`'s; each round of attempts is one await of
+//! `hedged`, which makes each attempt with the closure `__retry_make`,
+//! holds those in flight in a list of slots as long as `in_flight`, and
+//! decides on the outcome that ends the round.
+//!
+//! ```text
+//! let mut __retry_call = Call::new(&__RETRY_POLICY, &__RETRY_SITE, async_clock());
+//! let __retry_make = || attempt::<Ret, _>(async { body });
+//! loop {
+//!     __retry_call.begin_attempt();
+//!     let __retry_delay = {
+//!         let (__retry_out, __retry_decision) = __retry_call
+//!             .hedged(&__RETRY_POLICY, &Hedge::new(50ms, 2), Slot::new(Slot::new(End)), &__retry_make, ..)
+//!             .await;
+//!         match __retry_decision {
+//!             Decision::Retry(delay) => delay,
+//!             _ => return __retry_out,
+//!         }
+//!     };
+//!     wait(&mut __retry_call, __retry_delay).await;
+//! }
+//! ```
 
 use syn::Expr;
 
@@ -110,6 +134,8 @@ pub enum Shape {
     AsyncLazy,
     /// A call state built first, for the loops that run more than the body.
     AsyncCall,
+    /// A call state built first, whose rounds of attempts hedge.
+    AsyncHedged,
 }
 
 impl Shape {
@@ -122,6 +148,9 @@ impl Shape {
             } else {
                 Shape::SyncLoop
             };
+        }
+        if args.hedge.is_some() {
+            return Shape::AsyncHedged;
         }
         let untimed = args.deadline.is_none() && args.attempt_timeout.is_none();
         if runs_only_the_body && untimed && args.policy.is_none() {

@@ -1,9 +1,10 @@
 //! The rules that relate arguments to each other and to the function; each
 //! error points at the argument that breaks it.
 
+use syn::spanned::Spanned;
 use syn::{AttrStyle, FnArg, Ident, Pat, Type};
 
-use crate::args::{Args, Backoff, Max};
+use crate::args::{Args, Backoff, Idempotent, Max};
 use crate::item::{Function, Kind};
 
 /// Every broken rule, combined into one error.
@@ -63,9 +64,96 @@ pub fn validate(args: &Args, function: &Function) -> syn::Result<()> {
             fail(error);
         }
     }
+    hedge_rules(args, function, &mut fail);
     match errors {
         Some(errors) => Err(errors),
         None => Ok(()),
+    }
+}
+
+/// `hedge`: an async function whose attempts can run at once, which may
+/// take effect more than once, and (for now) without the arguments whose
+/// part in a hedged call is still to be built.
+fn hedge_rules(args: &Args, function: &Function, fail: &mut impl FnMut(syn::Error)) {
+    let Some(hedge) = &args.hedge else {
+        return;
+    };
+    let at = hedge.span();
+    if matches!(function.kind, Kind::Sync) {
+        fail(syn::Error::new(
+            at,
+            "`hedge` works on async functions only: it runs a second attempt while the first is still running, and a sync body cannot run beside itself\nmake the function `async`, or bound a slow call with `deadline = DUR`",
+        ));
+    }
+    if args.idempotent == Some(Idempotent::No) {
+        fail(syn::Error::new(
+            at,
+            "`hedge` starts another attempt while the first may still take effect, so it cannot go with `idempotent = false`\nwith `idempotent = key`, every attempt sends the call's one idempotency key, so the server applies the operation once",
+        ));
+    }
+    let not_yet = [
+        ("budget", args.budget.is_some()),
+        ("breaker", args.breaker.is_some()),
+        ("limit", args.limit.is_some()),
+        ("attempt_timeout", args.attempt_timeout.is_some()),
+        ("deadline", args.deadline.is_some()),
+        ("policy", args.policy.is_some()),
+        ("before", args.hooks.before.is_some()),
+        ("after", args.hooks.after.is_some()),
+        ("on_retry", args.hooks.on_retry.is_some()),
+        ("on_give_up", args.hooks.on_give_up.is_some()),
+    ];
+    for (name, given) in not_yet {
+        if given {
+            fail(syn::Error::new(
+                at,
+                format!(
+                    "`hedge` cannot be combined with `{name}` yet: for now a hedged call takes `max`, `backoff`, `jitter`, `on`, `idempotent`, `if_result`, `fields`, `dead_letter`, `alert_after`, `on_alert`, `nested`, `retry_after`, `max_retry_after`, `preset`, `sleep`, `clone`, `name` and `crate`"
+                ),
+            ));
+        }
+    }
+    // Attempts in flight together share the arguments: none may be
+    // changed by one of them.
+    for input in &function.sig.inputs {
+        match input {
+            FnArg::Receiver(receiver)
+                if receiver.reference.is_some() && receiver.mutability.is_some() =>
+            {
+                fail(syn::Error::new_spanned(
+                    receiver,
+                    "a hedged call runs attempts at once, and they share `self`, so it cannot be `&mut self`: take `&self` (with a `Mutex` or an atomic inside for what attempts change)",
+                ));
+            }
+            FnArg::Receiver(receiver) if receiver.mutability.is_some() => {
+                fail(syn::Error::new_spanned(
+                    receiver,
+                    "a hedged call runs attempts at once, and they share `self`, so it cannot be `mut self`: take `self`, and write `let mut this = self.clone();` in the body for an attempt's own copy",
+                ));
+            }
+            FnArg::Typed(typed) => {
+                if let Type::Reference(reference) = &*typed.ty
+                    && reference.mutability.is_some()
+                {
+                    fail(syn::Error::new_spanned(
+                        reference,
+                        "a hedged call runs attempts at once, and they share the arguments, so none can be `&mut`: take `&` (with a `Mutex` or an atomic inside for what attempts change)",
+                    ));
+                }
+                if let Pat::Ident(pat) = &*typed.pat
+                    && let Some(mutability) = pat.mutability
+                {
+                    let name = &pat.ident;
+                    fail(syn::Error::new(
+                        mutability.span(),
+                        format!(
+                            "a hedged call runs attempts at once, and they share the arguments, so none can be `mut`: drop `mut`, and write `let mut {name} = {name}.clone();` in the body for an attempt's own copy"
+                        ),
+                    ));
+                }
+            }
+            FnArg::Receiver(_) => {}
+        }
     }
 }
 

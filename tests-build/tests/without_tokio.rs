@@ -192,7 +192,7 @@ fn without_the_tokio_feature() {
     let message = "error[E0277]: an async function needs a sleeper: \
                    `sleep = ..`, or `reattempt`'s `tokio` feature: \
                    no sleeper for this async function's waits";
-    let expected: Vec<String> = [7, 12, 17, 23, 30]
+    let expected: Vec<String> = [8, 13, 18, 24, 31, 36]
         .iter()
         .map(|line| format!("{case}:{line}:1: {message}"))
         .collect();

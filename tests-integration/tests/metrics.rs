@@ -130,3 +130,41 @@ fn every_series_is_exported_as_it_happens() {
         stats.time
     );
 }
+
+/// The first attempt answers after a second; its hedge at once.
+#[retry(max = 3, backoff = none, hedge = 50ms)]
+async fn hedged() -> io::Result<u32> {
+    let number = reattempt::attempt().unwrap().number();
+    if number == 1 {
+        tokio::time::sleep(Duration::from_secs(1)).await;
+    }
+    Ok(number)
+}
+
+#[test]
+fn hedges_started_and_won_are_exported_and_counted_as_attempts() {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .start_paused(true)
+        .build()
+        .unwrap();
+    let recorder = DebuggingRecorder::new();
+    let snapshotter = recorder.snapshotter();
+    metrics::with_local_recorder(&recorder, || {
+        assert_eq!(runtime.block_on(hedged()).unwrap(), 2);
+    });
+    let series: Series = snapshotter.snapshot().into_vec();
+    let function = [("function", "metrics::hedged")];
+    for (name, n) in [
+        ("reattempt_hedges_total", 1),
+        ("reattempt_hedges_won_total", 1),
+        ("reattempt_attempts_total", 2),
+        ("reattempt_first_try_successes_total", 1),
+    ] {
+        assert_eq!(
+            value(&series, name, &function),
+            Some(&DebugValue::Counter(n)),
+            "{name}"
+        );
+    }
+}

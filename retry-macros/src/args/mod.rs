@@ -5,6 +5,7 @@
 
 mod backoff;
 mod functions;
+mod hedge;
 mod jitter;
 mod keywords;
 mod literals;
@@ -18,6 +19,7 @@ use syn::parse::{Parse, ParseStream};
 use syn::{Expr, Ident, LitStr, Path, Token, token};
 
 pub use backoff::{Backoff, Curve, Custom};
+pub use hedge::Hedge;
 pub use jitter::Jitter;
 pub use keywords::{Idempotent, Preset};
 pub use max::Max;
@@ -76,6 +78,7 @@ pub struct Args {
     pub policy: Option<(Ident, Expr)>,
     pub nested_single: Option<bool>,
     pub idempotent: Option<Idempotent>,
+    pub hedge: Option<Hedge>,
 }
 
 impl Parse for Args {
@@ -179,6 +182,10 @@ impl Args {
             "name" => put_value(&mut self.name, key, input, literals::name),
             "crate" => put_value(&mut self.krate, key, input, literals::krate),
             "sleep" => put_value(&mut self.sleep, key, input, functions::sleep),
+            "hedge" => {
+                let at = key.clone();
+                put(&mut self.hedge, key, input, |input| hedge::parse(at, input))
+            }
             other => Err(syn::Error::new(key.span(), hint::unknown_key(other))),
         }
     }

@@ -28,6 +28,10 @@ impl Parts<'_> {
             (Some(ret), Some(_)) => code!(#private::attempt::<#ret, _>(async #block)),
             (None, _) => code!(async #block),
         };
+        // A hedged round makes its attempts, and runs them, itself.
+        if self.shape == Shape::AsyncHedged {
+            return future;
+        }
         // The timeout goes inside the permit, so that it counts from the
         // moment the attempt runs, not from when it queued for a permit. A
         // deadline alone cuts the attempt when the outcome type can stand

@@ -51,6 +51,9 @@ impl Parts<'_> {
                 }
             };
         }
+        if let (Shape::AsyncHedged, Some(hedge)) = (self.shape, &args.hedge) {
+            return self.hedged_loop(args, hedge, attempt);
+        }
         let judge = self.judge(args);
         let decide = Ident::new("decide", self.return_span);
         let before = self.hook(&args.hooks.before, false);

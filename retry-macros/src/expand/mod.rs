@@ -6,6 +6,7 @@
 mod attempt;
 mod classifier;
 mod clones;
+mod hedged;
 mod judge;
 mod looped;
 mod outcome_type;

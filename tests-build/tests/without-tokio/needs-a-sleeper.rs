@@ -1,6 +1,7 @@
 // Built against `reattempt` without its `tokio` feature: each async
 // function here lacks `sleep = ..`, and gets one error at its attribute
-// that says so. The sync one needs no sleeper, and compiles.
+// that says so, a hedged one included. The sync one needs no sleeper, and
+// compiles.
 
 use std::io;
 
@@ -32,6 +33,11 @@ async fn behind_a_limit(x: u32) -> Result<u32, io::Error> {
     Ok(x)
 }
 
+#[reattempt::retry(max = 3, hedge = 50ms)]
+async fn hedged(x: u32) -> Result<u32, io::Error> {
+    Ok(x)
+}
+
 #[reattempt::retry(max = 3)]
 fn sync_needs_none(x: u32) -> Result<u32, io::Error> {
     Ok(x)
@@ -39,6 +45,6 @@ fn sync_needs_none(x: u32) -> Result<u32, io::Error> {
 
 fn main() {
     let _ = (plain(1), with_a_deadline(1), with_a_hook_and_a_timeout(1));
-    let _ = (one_attempt_with_a_deadline(1), behind_a_limit(1));
+    let _ = (one_attempt_with_a_deadline(1), behind_a_limit(1), hedged(1));
     let _ = sync_needs_none(1);
 }

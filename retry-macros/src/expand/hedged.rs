@@ -1,0 +1,68 @@
+//! The loop of a hedged function ([`Shape::AsyncHedged`](crate::shape::Shape)):
+//! each round of attempts, made by one closure, is one await of the core's
+//! `hedged`, which gives the outcome that ended it and the decision on it.
+
+use proc_macro2::TokenStream;
+use syn::Ident;
+use syn::spanned::Spanned;
+
+use super::Parts;
+use crate::args::{Args, Hedge};
+use crate::spanned::own_sleep_awaited;
+
+impl Parts<'_> {
+    /// The loop around hedged rounds; `future` makes one attempt.
+    pub(super) fn hedged_loop(
+        &self,
+        args: &Args,
+        hedge: &Hedge,
+        future: TokenStream,
+    ) -> TokenStream {
+        let Parts {
+            private,
+            outcome,
+            policy,
+            ..
+        } = self;
+        let judge = self.judge(args);
+        let fallible = self.fallible(args);
+        let after = hedge.after.tokens();
+        let in_flight = hedge.in_flight;
+        // One slot for each attempt that may be in flight.
+        let mut slots = code!(#private::End);
+        for _ in 0..in_flight {
+            slots = code!(#private::Slot::new(#slots));
+        }
+        let hedged = Ident::new("hedged", self.return_span);
+        // Hedges are timed, and retries wait, on the function's sleeper.
+        let (timer, wait) = match &args.sleep {
+            Some(sleep) => (code!(&__retry_sleep), own_sleep_awaited(sleep.span())),
+            None => (
+                code!(#private::timer),
+                code!(#private::wait(&mut __retry_call, __retry_delay).await),
+            ),
+        };
+        code! {
+            let __retry_make = || #future;
+            loop {
+                __retry_call.begin_attempt();
+                let __retry_delay = {
+                    let (#outcome, __retry_decision) = __retry_call.#hedged(
+                        #policy,
+                        #private::Hedge::new(#after, #in_flight),
+                        #slots,
+                        &__retry_make,
+                        #timer,
+                        #judge
+                    ).await;
+                    #fallible
+                    match __retry_decision {
+                        #private::Decision::Retry(__retry_delay) => __retry_delay,
+                        _ => return #outcome,
+                    }
+                };
+                #wait;
+            }
+        }
+    }
+}

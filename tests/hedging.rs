@@ -1,0 +1,436 @@
+//! Hedging on a paused clock: a slow attempt gets another beside it after
+//! `after`, the first to succeed ends the call, every other attempt is
+//! dropped (in its own frame) before the call returns, and every attempt
+//! counts against `max`.
+
+mod common;
+
+use std::io::{self, ErrorKind};
+use std::sync::Mutex;
+use std::time::Duration;
+
+use reattempt::retry;
+use tokio::time::{Instant, sleep};
+
+/// What each attempt saw: its number and its call's id, as it started and
+/// as it was dropped.
+#[derive(Default)]
+struct Seen {
+    started: Vec<(u32, u128)>,
+    dropped: Vec<(u32, u128)>,
+}
+
+/// Records, as it drops, the attempt that `reattempt::attempt()` sees.
+struct DropSeen<'a>(&'a Mutex<Seen>);
+
+impl Drop for DropSeen<'_> {
+    fn drop(&mut self) {
+        let attempt = reattempt::attempt().expect("dropped in its own attempt's frame");
+        self.0
+            .lock()
+            .unwrap()
+            .dropped
+            .push((attempt.number(), attempt.call_id().as_u128()));
+    }
+}
+
+fn started(seen: &Mutex<Seen>) -> u32 {
+    let attempt = reattempt::attempt().expect("inside a retried call");
+    seen.lock()
+        .unwrap()
+        .started
+        .push((attempt.number(), attempt.call_id().as_u128()));
+    attempt.number()
+}
+
+/// The first attempt takes 1 s; every later one 20 ms.
+#[retry(max = 5, backoff = none, hedge = 50ms)]
+async fn slow_first(seen: &Mutex<Seen>) -> io::Result<u32> {
+    let number = started(seen);
+    let _guard = DropSeen(seen);
+    let took = if number == 1 { 1000 } else { 20 };
+    sleep(Duration::from_millis(took)).await;
+    Ok(number)
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_hedge_wins_over_a_slow_first_attempt_which_is_dropped_in_its_own_frame() {
+    let seen = Mutex::new(Seen::default());
+    let start = Instant::now();
+    let won = slow_first(&seen).await.unwrap();
+    assert_eq!(won, 2, "the hedge's outcome");
+    assert_eq!(
+        start.elapsed(),
+        Duration::from_millis(70),
+        "50 ms, then the hedge's 20"
+    );
+    let seen = seen.into_inner().unwrap();
+    let id = seen.started[0].1;
+    assert_eq!(
+        seen.started,
+        [(1, id), (2, id)],
+        "one call id, numbers 1 and 2"
+    );
+    // The hedge's guard drops as it returns; the first attempt's as the
+    // call drops it, before the call returns, in its own frame.
+    assert_eq!(seen.dropped, [(2, id), (1, id)]);
+    let stats = reattempt::stats::get("hedging::slow_first").unwrap();
+    assert_eq!((stats.hedges, stats.hedges_won, stats.attempts), (1, 1, 2));
+    assert_eq!(stats.first_try_successes, 1, "the call never retried");
+}
+
+#[retry(max = 5, backoff = none, hedge = 50ms)]
+async fn fast(seen: &Mutex<Seen>) -> io::Result<u32> {
+    let number = started(seen);
+    sleep(Duration::from_millis(49)).await;
+    Ok(number)
+}
+
+#[tokio::test(start_paused = true)]
+async fn attempts_faster_than_after_start_no_hedge() {
+    let seen = Mutex::new(Seen::default());
+    for _ in 0..10 {
+        assert_eq!(fast(&seen).await.unwrap(), 1);
+    }
+    assert_eq!(seen.into_inner().unwrap().started.len(), 10);
+    let stats = reattempt::stats::get("hedging::fast").unwrap();
+    assert_eq!(
+        (stats.hedges, stats.attempts, stats.first_try_successes),
+        (0, 10, 10)
+    );
+}
+
+/// Never answers within the test's time.
+#[retry(max = 3, backoff = none, hedge(after = 10ms, in_flight = 4))]
+async fn hangs(seen: &Mutex<Seen>) -> io::Result<()> {
+    started(seen);
+    let _guard = DropSeen(seen);
+    sleep(Duration::from_secs(3600)).await;
+    Ok(())
+}
+
+#[tokio::test(start_paused = true)]
+async fn max_bounds_the_hedges_and_a_cancelled_call_drops_every_attempt() {
+    let seen = Mutex::new(Seen::default());
+    let cut = tokio::time::timeout(Duration::from_secs(60), hangs(&seen)).await;
+    assert!(cut.is_err(), "no attempt ends");
+    let seen = seen.into_inner().unwrap();
+    let numbers: Vec<u32> = seen.started.iter().map(|s| s.0).collect();
+    assert_eq!(
+        numbers,
+        [1, 2, 3],
+        "`max = 3` allows two hedges, though 4 may be in flight"
+    );
+    let mut dropped: Vec<u32> = seen.dropped.iter().map(|s| s.0).collect();
+    dropped.sort_unstable();
+    assert_eq!(dropped, [1, 2, 3], "each dropped in its own frame");
+    let stats = reattempt::stats::get("hedging::hangs").unwrap();
+    assert_eq!((stats.hedges, stats.cancelled), (2, 1));
+}
+
+/// The first attempt is slow; a hedge fails for good at once.
+#[retry(max = 5, backoff = none, hedge = 50ms)]
+async fn hedge_not_found(seen: &Mutex<Seen>) -> io::Result<u32> {
+    let number = started(seen);
+    let _guard = DropSeen(seen);
+    if number == 1 {
+        sleep(Duration::from_secs(10)).await;
+        return Ok(1);
+    }
+    Err(ErrorKind::NotFound.into())
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_logical_failure_of_any_attempt_ends_the_call_at_once() {
+    let seen = Mutex::new(Seen::default());
+    let start = Instant::now();
+    let error = hedge_not_found(&seen).await.unwrap_err();
+    assert_eq!(error.kind(), ErrorKind::NotFound);
+    assert_eq!(start.elapsed(), Duration::from_millis(50));
+    let dropped: Vec<u32> = seen
+        .into_inner()
+        .unwrap()
+        .dropped
+        .iter()
+        .map(|s| s.0)
+        .collect();
+    assert_eq!(
+        dropped,
+        [2, 1],
+        "the slow first attempt dropped before the call returned"
+    );
+    let stats = reattempt::stats::get("hedging::hedge_not_found").unwrap();
+    assert_eq!((stats.give_ups.permanent, stats.attempts), (1, 2));
+}
+
+/// The first attempt answers after 200 ms; every hedge fails at once with
+/// a failure that may pass.
+#[retry(max = 5, backoff = none, hedge = 50ms)]
+async fn hedges_reset(seen: &Mutex<Seen>) -> io::Result<u32> {
+    let number = started(seen);
+    if number == 1 {
+        sleep(Duration::from_millis(200)).await;
+        return Ok(1);
+    }
+    Err(ErrorKind::ConnectionReset.into())
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_transient_failure_beside_an_attempt_in_flight_does_not_end_the_call() {
+    let seen = Mutex::new(Seen::default());
+    let start = Instant::now();
+    assert_eq!(hedges_reset(&seen).await.unwrap(), 1);
+    assert_eq!(start.elapsed(), Duration::from_millis(200));
+    // A hedge at 50, 100 and 150 ms, each failing at once; the first
+    // attempt, still in flight, succeeds at 200.
+    let numbers: Vec<u32> = seen
+        .into_inner()
+        .unwrap()
+        .started
+        .iter()
+        .map(|s| s.0)
+        .collect();
+    assert_eq!(numbers, [1, 2, 3, 4]);
+    let stats = reattempt::stats::get("hedging::hedges_reset").unwrap();
+    assert_eq!(
+        (stats.hedges, stats.hedges_won, stats.first_try_successes),
+        (3, 0, 1)
+    );
+}
+
+/// Every attempt is slow and fails; then the retry, after every attempt
+/// of the first round, succeeds.
+#[retry(max = 5, backoff = fixed(1s), hedge = 50ms)]
+async fn round_fails(seen: &Mutex<Seen>) -> io::Result<u32> {
+    let number = started(seen);
+    if number <= 2 {
+        let took = if number == 1 { 80 } else { 10 };
+        sleep(Duration::from_millis(took)).await;
+        return Err(ErrorKind::ConnectionReset.into());
+    }
+    Ok(number)
+}
+
+#[tokio::test(start_paused = true)]
+async fn when_every_attempt_in_flight_failed_the_call_retries_after_them_all() {
+    let seen = Mutex::new(Seen::default());
+    let start = Instant::now();
+    assert_eq!(
+        round_fails(&seen).await.unwrap(),
+        3,
+        "the retry is attempt 3"
+    );
+    // The hedge, attempt 2, fails at 60 ms while 1 runs; 1 fails at 80,
+    // before another hedge is due, and the retry waits 1 s.
+    assert_eq!(start.elapsed(), Duration::from_millis(1080));
+    let numbers: Vec<u32> = seen
+        .into_inner()
+        .unwrap()
+        .started
+        .iter()
+        .map(|s| s.0)
+        .collect();
+    assert_eq!(numbers, [1, 2, 3]);
+    let stats = reattempt::stats::get("hedging::round_fails").unwrap();
+    assert_eq!(
+        (stats.hedges, stats.attempts, stats.successes_after_retries),
+        (1, 3, 1)
+    );
+}
+
+/// Three attempts in flight: the third answers first.
+#[retry(max = 5, backoff = none, hedge(after = 30ms, in_flight = 3))]
+async fn third_wins(seen: &Mutex<Seen>) -> io::Result<u32> {
+    let number = started(seen);
+    let _guard = DropSeen(seen);
+    let took = [0, 500, 500, 10][number as usize];
+    sleep(Duration::from_millis(took)).await;
+    Ok(number)
+}
+
+#[tokio::test(start_paused = true)]
+async fn up_to_in_flight_attempts_run_at_once() {
+    let seen = Mutex::new(Seen::default());
+    let start = Instant::now();
+    assert_eq!(third_wins(&seen).await.unwrap(), 3);
+    assert_eq!(start.elapsed(), Duration::from_millis(70));
+    let seen = seen.into_inner().unwrap();
+    assert_eq!(
+        seen.started.iter().map(|s| s.0).collect::<Vec<_>>(),
+        [1, 2, 3]
+    );
+    let mut dropped: Vec<u32> = seen.dropped.iter().map(|s| s.0).collect();
+    dropped.sort_unstable();
+    assert_eq!(dropped, [1, 2, 3]);
+}
+
+/// Each attempt sends the call's idempotency key.
+#[retry(max = 5, backoff = none, hedge = 50ms, idempotent = key)]
+async fn keyed(keys: &Mutex<Vec<String>>) -> io::Result<()> {
+    let attempt = reattempt::attempt().unwrap();
+    keys.lock()
+        .unwrap()
+        .push(attempt.call_id().idempotency_key());
+    let took = if attempt.number() == 1 { 1000 } else { 10 };
+    sleep(Duration::from_millis(took)).await;
+    Ok(())
+}
+
+#[tokio::test(start_paused = true)]
+async fn every_attempt_of_a_keyed_call_sends_one_key() {
+    let keys = Mutex::new(Vec::new());
+    keyed(&keys).await.unwrap();
+    let keys = keys.into_inner().unwrap();
+    assert_eq!(keys.len(), 2);
+    assert_eq!(keys[0], keys[1]);
+}
+
+#[test]
+fn a_hedged_call_is_send_when_its_body_is() {
+    fn send<T: Send>(_: &T) {}
+    let seen = Mutex::new(Seen::default());
+    let call = slow_first(&seen);
+    send(&call);
+}
+
+/// On the function's own sleeper: hedges are timed by it.
+#[retry(max = 5, backoff = none, hedge = 50ms, sleep = tokio::time::sleep)]
+async fn on_its_sleeper(seen: &Mutex<Seen>) -> io::Result<u32> {
+    let number = started(seen);
+    let took = if number == 1 { 1000 } else { 20 };
+    sleep(Duration::from_millis(took)).await;
+    Ok(number)
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_hedge_is_timed_by_the_functions_own_sleeper() {
+    let seen = Mutex::new(Seen::default());
+    let start = Instant::now();
+    assert_eq!(on_its_sleeper(&seen).await.unwrap(), 2);
+    assert_eq!(start.elapsed(), Duration::from_millis(70));
+}
+
+/// A function whose body is an `async move` block after some setup.
+#[retry(max = 5, backoff = none, hedge = 50ms)]
+fn in_a_block(seen: &Mutex<Seen>) -> impl std::future::Future<Output = io::Result<u32>> + '_ {
+    async move {
+        let number = started(seen);
+        let took = if number == 1 { 1000 } else { 20 };
+        sleep(Duration::from_millis(took)).await;
+        Ok(number)
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_function_that_returns_an_async_block_hedges_too() {
+    let seen = Mutex::new(Seen::default());
+    assert_eq!(in_a_block(&seen).await.unwrap(), 2);
+}
+
+/// Attempt 1 answers late, 2 fails at once, 3 answers first.
+#[retry(max = 5, backoff = none, hedge(after = 50ms, in_flight = 3))]
+async fn logged() -> io::Result<u32> {
+    let number = reattempt::attempt().unwrap().number();
+    match number {
+        1 => sleep(Duration::from_secs(1)).await,
+        2 => return Err(io::Error::new(ErrorKind::ConnectionReset, "reset by peer")),
+        _ => sleep(Duration::from_millis(10)).await,
+    }
+    Ok(number)
+}
+
+#[test]
+fn the_logs_say_when_a_hedge_starts_fails_beside_another_and_wins() {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .start_paused(true)
+        .build()
+        .unwrap();
+    let (events, text) = common::capture_logs(|| {
+        assert_eq!(runtime.block_on(logged()).unwrap(), 3);
+    });
+    let seen: Vec<(&str, &str, u64)> = events
+        .iter()
+        .map(|e| {
+            (
+                e["level"].as_str().unwrap(),
+                e["fields"]["message"].as_str().unwrap(),
+                e["fields"]["attempt"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        seen,
+        [
+            ("DEBUG", "attempt still running; hedge started", 2),
+            ("WARN", "attempt failed; another is in flight", 2),
+            ("DEBUG", "attempt still running; hedge started", 3),
+            ("DEBUG", "hedge won", 3),
+        ],
+        "{text}"
+    );
+    let failed = &events[1]["fields"];
+    assert_eq!(
+        (failed["class"].as_str(), failed["in_flight"].as_u64()),
+        (Some("transient"), Some(1))
+    );
+    assert_eq!(failed["error"], "reset by peer");
+    let id = &events[0]["fields"]["call_id"];
+    assert!(
+        events.iter().all(|e| &e["fields"]["call_id"] == id),
+        "one call id"
+    );
+}
+
+static GAVE_UP: reattempt::dead_letter::Memory = reattempt::dead_letter::Memory::new();
+
+/// Attempt 1 fails after 100 ms; its hedge, attempt 2, at once.
+#[retry(max = 2, backoff = none, hedge = 50ms, dead_letter = GAVE_UP)]
+async fn both_fail() -> io::Result<()> {
+    if reattempt::attempt().unwrap().number() == 1 {
+        sleep(Duration::from_millis(100)).await;
+    }
+    Err(ErrorKind::ConnectionReset.into())
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_hedged_call_that_gives_up_records_every_attempt_under_its_own_number() {
+    let error = both_fail().await.unwrap_err();
+    assert_eq!(error.kind(), ErrorKind::ConnectionReset);
+    let records = GAVE_UP.take();
+    assert_eq!(records.len(), 1);
+    let record = &records[0];
+    assert_eq!(record.reason, reattempt::GiveUp::Exhausted);
+    assert_eq!(record.attempts, 2, "both attempts count against `max`");
+    let numbers: Vec<u32> = record.history.iter().map(|a| a.attempt).collect();
+    assert_eq!(numbers, [2, 1], "in the order they failed");
+}
+
+/// Every error is rate-limited; the first attempt answers after a second.
+#[retry(max = 5, backoff = none, hedge = 50ms, on = |_: &io::Error| reattempt::Class::RateLimited)]
+async fn pushed_back(seen: &Mutex<Seen>) -> io::Result<u32> {
+    let number = started(seen);
+    if number == 1 {
+        sleep(Duration::from_secs(1)).await;
+        return Ok(1);
+    }
+    Err(ErrorKind::Other.into())
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_rate_limited_failure_stops_the_hedges_of_its_call() {
+    let seen = Mutex::new(Seen::default());
+    assert_eq!(pushed_back(&seen).await.unwrap(), 1);
+    let numbers: Vec<u32> = seen
+        .into_inner()
+        .unwrap()
+        .started
+        .iter()
+        .map(|s| s.0)
+        .collect();
+    assert_eq!(
+        numbers,
+        [1, 2],
+        "no hedge after the server asked to slow down"
+    );
+}

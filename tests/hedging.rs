@@ -434,3 +434,43 @@ async fn a_rate_limited_failure_stops_the_hedges_of_its_call() {
         "no hedge after the server asked to slow down"
     );
 }
+
+/// Never answers; four may run at once.
+#[retry(max = 9, backoff = none, hedge(after = 10ms, in_flight = 4))]
+async fn four_at_once(running: &std::sync::atomic::AtomicU32) -> io::Result<()> {
+    struct Running<'a>(&'a std::sync::atomic::AtomicU32);
+    impl Drop for Running<'_> {
+        fn drop(&mut self) {
+            self.0.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+        }
+    }
+    running.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    let _running = Running(running);
+    sleep(Duration::from_secs(3600)).await;
+    Ok(())
+}
+
+#[tokio::test(start_paused = true)]
+async fn in_flight_4_the_most_the_attribute_allows_runs_four_attempts_at_once() {
+    use std::sync::atomic::{AtomicU32, Ordering};
+    let running = AtomicU32::new(0);
+    let call = four_at_once(&running);
+    let cut = tokio::time::timeout(Duration::from_secs(60), async {
+        tokio::pin!(call);
+        tokio::select! {
+            _ = &mut call => unreachable!("no attempt ends"),
+            () = sleep(Duration::from_secs(30)) => {
+                assert_eq!(running.load(Ordering::SeqCst), 4, "four in flight, no more");
+            }
+        }
+    })
+    .await;
+    assert!(cut.is_ok());
+    assert_eq!(
+        running.load(Ordering::SeqCst),
+        0,
+        "each dropped with the call"
+    );
+    let stats = reattempt::stats::get("hedging::four_at_once").unwrap();
+    assert_eq!(stats.hedges, 3);
+}

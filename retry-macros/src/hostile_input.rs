@@ -42,6 +42,8 @@ const ARGUMENTS: &[&str] = &[
     "fields(x), name = \"orders.fetch\"",
     "preset = external_api, max = 2",
     "sleep = my_sleep",
+    "hedge = 20ms",
+    "hedge(after = 20ms, in_flight = 3), idempotent = key",
     "crate = reattempt",
     "max = 3, backoff = exp, jitter, deadline = 5s, fields(x)",
 ];

@@ -16,7 +16,7 @@ mod frame;
 mod slots;
 
 pub(crate) use frame::HedgeFrame;
-pub use slots::{End, Slot, Slots};
+pub use slots::{End, Ended, InFlight, Slot, Slots};
 
 /// The most attempts a hedged call runs at once, the first included.
 pub const MAX_IN_FLIGHT: u8 = 4;

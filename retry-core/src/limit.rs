@@ -171,6 +171,13 @@ impl ConcurrencyLimit {
         }
     }
 
+    /// A permit, when one is free and nobody waits for one: for work that
+    /// is skipped rather than queued (a hedge).
+    pub(crate) fn try_acquire(&self) -> Option<Permit<'_>> {
+        let slot = self.lock().take_free(self.max)?;
+        Some(Permit { limit: self, slot })
+    }
+
     /// One more permit of the slot `held` holds: for an attempt nested in
     /// the one holding `held`, which must not wait for a slot of its own.
     pub(crate) fn share(&self, held: u64) -> Permit<'_> {

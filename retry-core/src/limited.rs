@@ -41,7 +41,28 @@ impl<'c, F> Limited<'c, F> {
     }
 }
 
-impl<F> Limited<'_, F> {
+impl<'c, F> Limited<'c, F> {
+    /// An attempt that holds a permit as it is made, or none under no
+    /// limit; `Err` with the attempt when no permit is free, which does
+    /// not queue for one. Nested in an attempt on this thread that holds
+    /// the limit, it shares that one's permit, as a queued one would.
+    pub(crate) fn try_holding(
+        limit: Option<&'c ConcurrencyLimit>,
+        future: F,
+    ) -> Result<Limited<'c, F>, F> {
+        let gate = match limit {
+            None => Gate::Open,
+            Some(limit) => match held_slot(limit) {
+                Some(slot) => Gate::Holding(limit.share(slot)),
+                None => match limit.try_acquire() {
+                    Some(permit) => Gate::Holding(permit),
+                    None => return Err(future),
+                },
+            },
+        };
+        Ok(Limited { gate, future })
+    }
+
     /// Whether it is still waiting for its permit: its attempt has not
     /// started.
     pub(crate) fn is_queued(&self) -> bool {

@@ -362,6 +362,14 @@ impl<R: FromTimeout> Probe<R> {
     }
 }
 
+/// How a hedged function whose attempts have a timeout makes the outcome
+/// of one cut short: `R` must be made from a timeout, as for any function
+/// with `attempt_timeout`.
+#[inline]
+pub fn times_out<R: FromTimeout>() -> Option<fn(AttemptTimeout) -> R> {
+    Some(R::from_timeout)
+}
+
 impl<R> Fallback<R> {
     /// `R` cannot be made from a timeout: `None`.
     #[inline]

@@ -92,11 +92,6 @@ fn hedge_rules(args: &Args, function: &Function, fail: &mut impl FnMut(syn::Erro
         ));
     }
     let not_yet = [
-        ("budget", args.budget.is_some()),
-        ("breaker", args.breaker.is_some()),
-        ("limit", args.limit.is_some()),
-        ("attempt_timeout", args.attempt_timeout.is_some()),
-        ("deadline", args.deadline.is_some()),
         ("policy", args.policy.is_some()),
         ("before", args.hooks.before.is_some()),
         ("after", args.hooks.after.is_some()),
@@ -108,7 +103,7 @@ fn hedge_rules(args: &Args, function: &Function, fail: &mut impl FnMut(syn::Erro
             fail(syn::Error::new(
                 at,
                 format!(
-                    "`hedge` cannot be combined with `{name}` yet: for now a hedged call takes `max`, `backoff`, `jitter`, `on`, `idempotent`, `if_result`, `fields`, `dead_letter`, `alert_after`, `on_alert`, `nested`, `retry_after`, `max_retry_after`, `preset`, `sleep`, `clone`, `name` and `crate`"
+                    "`hedge` cannot be combined with `{name}` yet: for now a hedged call takes every argument but `policy` and the hooks"
                 ),
             ));
         }

@@ -10,21 +10,26 @@ use core::time::Duration;
 
 use tracing::{Level, Span};
 
+use super::cut::{TIMED_OUT, timeout_class};
 use super::decide::{Described, FailedValue};
 use super::failure_state::Slot as FailureSlot;
 use super::{Call, Decision, FieldVisitor};
 use crate::backoff::Backoff;
+use crate::breaker::RetryBreaker;
 use crate::class::{Class, Classification};
 use crate::clock::Clock;
 use crate::current::Frame;
-use crate::hedge::{Hedge, HedgeFrame, Slots};
+use crate::hedge::{Ended, Hedge, HedgeFrame, InFlight, Slots};
+use crate::limited::Limited;
 use crate::log;
 use crate::outcome::Outcome;
 use crate::policy::Policy;
 use crate::read_outcome::JudgeValue;
+use crate::scoped::Scoped;
+use crate::timeout::AttemptTimeout;
 
-/// How an attempt of a round ended.
-enum Ended {
+/// How an attempt of a round ended, as the round reads it.
+enum RoundEnd {
     Succeeded,
     /// A failure after which another attempt may succeed.
     MayPass(Classification),
@@ -53,6 +58,7 @@ impl<B: Backoff, C: Clock, S: FailureSlot> Call<'_, B, C, S> {
         slots: L,
         make: M,
         timer: T,
+        cut: Option<fn(AttemptTimeout) -> R>,
         classify: K,
         describe: D,
         judge_value: V,
@@ -63,7 +69,7 @@ impl<B: Backoff, C: Clock, S: FailureSlot> Call<'_, B, C, S> {
         R: Outcome,
         F: Future<Output = R>,
         M: Fn() -> F,
-        L: Slots<F>,
+        L: Slots<F, W>,
         T: Fn(Duration) -> W,
         W: Future<Output = ()>,
         K: Fn(&R::Error) -> Classification,
@@ -80,14 +86,19 @@ impl<B: Backoff, C: Clock, S: FailureSlot> Call<'_, B, C, S> {
         let first = self.frame.number;
         let last_allowed = self.policy.max_attempts.map_or(u32::MAX, |max| max.get());
         let in_flight = usize::from(hedge.in_flight());
+        // Attempts are cut (by `attempt_timeout`, and by the deadline, which
+        // bounds the whole round) only where a timeout can stand for their
+        // outcome.
+        let timeout = cut.and(self.policy.attempt_timeout);
+        let left = cut.and(self.deadline_left());
+        let mut deadline = pin!(left.map(&timer));
         let mut slots = pin!(slots);
         let mut hedge_timer = pin!(None::<W>);
+        // The round's first attempt waits for its permit of the limit, as
+        // any attempt does.
+        let attempt = Limited::new(self.policy.limit, self.scoped_as(first, make()));
         let mut next = first;
-        if slots
-            .as_mut()
-            .start(HedgeFrame(self.frame_of(next)), make())
-            .is_ok()
-        {
+        if slots.as_mut().start(first, attempt, timeout).is_ok() {
             next += 1;
         }
         if next <= last_allowed {
@@ -98,9 +109,16 @@ impl<B: Backoff, C: Clock, S: FailureSlot> Call<'_, B, C, S> {
         let mut due = false;
         let (number, outcome, ended) = poll_fn(|cx| {
             loop {
-                if let Poll::Ready((number, outcome)) = slots.as_mut().poll_ended(cx) {
-                    match self.ended_as(&outcome, &classify, &judge_value) {
-                        Ended::MayPass(class) if slots.in_flight() > 0 => {
+                if let Poll::Ready((number, ended)) = slots.as_mut().poll_ended(cx, &timer) {
+                    let (outcome, ended) = match ended {
+                        Ended::Returned(outcome) => {
+                            let ended = self.ended_as(&outcome, &classify, &judge_value);
+                            (outcome, ended)
+                        }
+                        Ended::TimedOut(given) => (timed_out(cut, given), cut_short()),
+                    };
+                    match ended {
+                        RoundEnd::MayPass(class) if slots.in_flight() > 0 => {
                             let error = describe_failure(&outcome, &class, &describe);
                             self.failed_beside(number, class, &error, slots.in_flight(), &span);
                             // A server that asks callers to slow down gets
@@ -117,6 +135,14 @@ impl<B: Backoff, C: Clock, S: FailureSlot> Call<'_, B, C, S> {
                         }
                     }
                 }
+                if let (Some(fired), Some(left)) = (deadline.as_mut().as_pin_mut(), left)
+                    && fired.poll(cx).is_ready()
+                {
+                    // What stands for the attempts the deadline cut is that
+                    // of the last to start.
+                    slots.as_mut().clear();
+                    return Poll::Ready((next - 1, timed_out(cut, left), cut_short()));
+                }
                 if let Some(fired) = hedge_timer.as_mut().as_pin_mut()
                     && fired.poll(cx).is_ready()
                 {
@@ -127,13 +153,15 @@ impl<B: Backoff, C: Clock, S: FailureSlot> Call<'_, B, C, S> {
                     return Poll::Pending;
                 }
                 due = false;
-                self.hedge_starts(next, &span);
-                if slots
-                    .as_mut()
-                    .start(HedgeFrame(self.frame_of(next)), make())
-                    .is_ok()
-                {
-                    next += 1;
+                match self.hedge(next, hedge.after(), &make, &span) {
+                    Hedging::Start(attempt) => {
+                        if slots.as_mut().start(next, attempt, timeout).is_ok() {
+                            next += 1;
+                        }
+                    }
+                    // No permit is free: the next hedge is due later.
+                    Hedging::NotNow => {}
+                    Hedging::NoMore => continue,
                 }
                 if next <= last_allowed {
                     hedge_timer.set(Some(timer(hedge.after())));
@@ -145,7 +173,7 @@ impl<B: Backoff, C: Clock, S: FailureSlot> Call<'_, B, C, S> {
         // started.
         self.hedged_to = next - 1;
         let decision = match ended {
-            Ended::Succeeded => {
+            RoundEnd::Succeeded => {
                 if number != first {
                     self.hedge_won(number, &span);
                 }
@@ -155,7 +183,7 @@ impl<B: Backoff, C: Clock, S: FailureSlot> Call<'_, B, C, S> {
                 self.frame.number = if first == 1 { 1 } else { number };
                 self.succeeded(policy, &span)
             }
-            Ended::MayPass(class) | Ended::ForGood(class) => {
+            RoundEnd::MayPass(class) | RoundEnd::ForGood(class) => {
                 // The failure is the attempt's own.
                 self.frame.number = number;
                 let error = describe_failure(&outcome, &class, &describe);
@@ -163,6 +191,40 @@ impl<B: Backoff, C: Clock, S: FailureSlot> Call<'_, B, C, S> {
             }
         };
         (outcome, decision)
+    }
+
+    /// Attempt `number`, made of `attempt`, in its own frame.
+    fn scoped_as<F>(&self, number: u32, attempt: F) -> Scoped<HedgeFrame, F> {
+        Scoped::new(HedgeFrame(self.frame_of(number)), attempt)
+    }
+
+    /// Hedge `number`, when it may start: the breaker is not open, the
+    /// deadline leaves it at least `after`, a permit of the limit is free
+    /// (it does not queue for one), and the budget gives it a token (a
+    /// hedge is extra load, as a retry is).
+    fn hedge<F>(
+        &self,
+        number: u32,
+        after: Duration,
+        make: &impl Fn() -> F,
+        span: &dyn Fn() -> Span,
+    ) -> Hedging<F> {
+        let policy = self.policy;
+        if policy.breaker.is_some_and(RetryBreaker::is_open)
+            || self.deadline_left().is_some_and(|left| left < after)
+        {
+            return Hedging::NoMore;
+        }
+        let Ok(attempt) = Limited::try_holding(policy.limit, self.scoped_as(number, make())) else {
+            return Hedging::NotNow;
+        };
+        if let Some(budget) = policy.budget
+            && !budget.try_withdraw()
+        {
+            return Hedging::NoMore;
+        }
+        self.hedge_starts(number, span);
+        Hedging::Start(attempt)
     }
 
     /// The frame of attempt `number` of this call: its own, with the
@@ -175,7 +237,7 @@ impl<B: Backoff, C: Clock, S: FailureSlot> Call<'_, B, C, S> {
     }
 
     /// How an attempt that returned `outcome` ended.
-    fn ended_as<R, K, V>(&self, outcome: &R, classify: &K, judge_value: &V) -> Ended
+    fn ended_as<R, K, V>(&self, outcome: &R, classify: &K, judge_value: &V) -> RoundEnd
     where
         R: Outcome,
         K: Fn(&R::Error) -> Classification,
@@ -184,17 +246,18 @@ impl<B: Backoff, C: Clock, S: FailureSlot> Call<'_, B, C, S> {
         let class = match outcome.split() {
             Ok(value) => match judge_value.judge(value) {
                 Some(class) => class,
-                None => return Ended::Succeeded,
+                None => return RoundEnd::Succeeded,
             },
             Err(error) => self.error_class(|| classify(error)),
         };
         match class.class() {
-            Class::Transient | Class::RateLimited => Ended::MayPass(class),
-            Class::Logical | Class::Validation => Ended::ForGood(class),
+            Class::Transient | Class::RateLimited => RoundEnd::MayPass(class),
+            Class::Logical | Class::Validation => RoundEnd::ForGood(class),
         }
     }
 
-    /// A hedge starts: attempt `number`, beside those in flight.
+    /// A hedge starts: attempt `number`, beside those in flight. (Its
+    /// budget token is taken.)
     fn hedge_starts(&self, number: u32, span: &dyn Fn() -> Span) {
         self.frame.site.hedge_started();
         if log::wanted(Level::DEBUG) {
@@ -253,6 +316,29 @@ impl<B: Backoff, C: Clock, S: FailureSlot> Call<'_, B, C, S> {
         self.remember(&class, None);
         self.frame.number = round;
     }
+}
+
+/// Whether a hedge starts.
+enum Hedging<F> {
+    Start(InFlight<F>),
+    /// Not now: no permit of the limit is free.
+    NotNow,
+    /// No more in this round.
+    NoMore,
+}
+
+/// The outcome of an attempt a timer cut after `given`: a timeout, which
+/// only a round that can make one (`cut`) sets a timer for.
+fn timed_out<R>(cut: Option<fn(AttemptTimeout) -> R>, given: Duration) -> R {
+    match cut {
+        Some(from_timeout) => from_timeout(AttemptTimeout::new(given)),
+        None => unreachable!("no timer cuts an attempt whose outcome cannot be a timeout"),
+    }
+}
+
+/// How a round reads an attempt that a timer cut.
+fn cut_short() -> RoundEnd {
+    RoundEnd::MayPass(timeout_class(TIMED_OUT))
 }
 
 /// What the logs say of an attempt's failure.

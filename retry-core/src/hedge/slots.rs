@@ -1,20 +1,35 @@
 //! Where the attempts of a hedged round wait: a list of slots as long as
-//! the most attempts in flight, each empty or holding one attempt, pinned
-//! in the round's future.
+//! the most attempts in flight, each empty or holding one attempt (in its
+//! own frame, holding its permit of the call's limit, if any) and the
+//! timer of its `attempt_timeout`, pinned in the round's future.
 
 use core::future::Future;
 use core::pin::Pin;
 use core::task::{Context, Poll};
+use core::time::Duration;
 
 use super::HedgeFrame;
+use crate::limited::Limited;
 use crate::scoped::Scoped;
+
+/// An attempt as a slot holds it: inside its permit (limits are
+/// `static`s), in its frame.
+pub type InFlight<F> = Limited<'static, Scoped<HedgeFrame, F>>;
 
 pin_project_lite::pin_project! {
     /// One place for an attempt in flight, and the rest of the list.
     #[derive(Debug)]
-    pub struct Slot<F, R> {
+    pub struct Slot<F, W, R> {
+        // Declared first, so dropped first: the attempt lets go of what
+        // it holds before its timer does.
         #[pin]
-        attempt: Option<Scoped<HedgeFrame, F>>,
+        attempt: Option<InFlight<F>>,
+        number: u32,
+        // Its `attempt_timeout`, whose timer starts once it holds its
+        // permit.
+        timeout: Option<Duration>,
+        #[pin]
+        timer: Option<W>,
         #[pin]
         rest: R,
     }
@@ -24,31 +39,52 @@ pin_project_lite::pin_project! {
 #[derive(Debug)]
 pub struct End;
 
-impl<F, R> Slot<F, R> {
+impl<F, W, R> Slot<F, W, R> {
     /// An empty slot before `rest`.
-    pub const fn new(rest: R) -> Slot<F, R> {
+    pub const fn new(rest: R) -> Self {
         Slot {
             attempt: None,
+            number: 0,
+            timeout: None,
+            timer: None,
             rest,
         }
     }
 }
 
-/// The slots of a hedged round, for attempts of type `F`.
-pub trait Slots<F: Future>: sealed::Sealed {
+/// How an attempt in flight ended.
+pub enum Ended<T> {
+    /// It returned this outcome.
+    Returned(T),
+    /// Its `attempt_timeout`, this long, ran out first; it was dropped.
+    TimedOut(Duration),
+}
+
+/// The slots of a hedged round, for attempts of type `F` timed by `W`.
+pub trait Slots<F: Future, W>: sealed::Sealed {
     /// How many attempts are in flight.
     #[doc(hidden)]
     fn in_flight(&self) -> usize;
 
-    /// Puts `attempt` in the first empty slot; gives it back when none is.
+    /// Puts `attempt`, number `number`, in the first empty slot, with its
+    /// `timeout`; gives it back when none is empty.
     #[doc(hidden)]
-    fn start(self: Pin<&mut Self>, frame: HedgeFrame, attempt: F) -> Result<(), F>;
+    fn start(
+        self: Pin<&mut Self>,
+        number: u32,
+        attempt: InFlight<F>,
+        timeout: Option<Duration>,
+    ) -> Result<(), InFlight<F>>;
 
-    /// Polls every attempt in flight, in the slots' order, until one
-    /// ends: its number and outcome, its slot emptied (the attempt
-    /// dropped in its own frame).
+    /// Polls every attempt in flight, in the slots' order, until one ends:
+    /// its number and how it ended, its slot emptied (the attempt dropped
+    /// in its own frame). `timer` makes the timers of `attempt_timeout`.
     #[doc(hidden)]
-    fn poll_ended(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<(u32, F::Output)>;
+    fn poll_ended(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        timer: &dyn Fn(Duration) -> W,
+    ) -> Poll<(u32, Ended<F::Output>)>;
 
     /// Drops every attempt in flight, each in its own frame.
     #[doc(hidden)]
@@ -61,53 +97,96 @@ mod sealed {
 }
 
 impl sealed::Sealed for End {}
-impl<F, R: sealed::Sealed> sealed::Sealed for Slot<F, R> {}
+impl<F, W, R: sealed::Sealed> sealed::Sealed for Slot<F, W, R> {}
 
-impl<F: Future> Slots<F> for End {
+impl<F: Future, W> Slots<F, W> for End {
     fn in_flight(&self) -> usize {
         0
     }
 
-    fn start(self: Pin<&mut Self>, _: HedgeFrame, attempt: F) -> Result<(), F> {
+    fn start(
+        self: Pin<&mut Self>,
+        _: u32,
+        attempt: InFlight<F>,
+        _: Option<Duration>,
+    ) -> Result<(), InFlight<F>> {
         Err(attempt)
     }
 
-    fn poll_ended(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<(u32, F::Output)> {
+    fn poll_ended(
+        self: Pin<&mut Self>,
+        _: &mut Context<'_>,
+        _: &dyn Fn(Duration) -> W,
+    ) -> Poll<(u32, Ended<F::Output>)> {
         Poll::Pending
     }
 
     fn clear(self: Pin<&mut Self>) {}
 }
 
-impl<F: Future, R: Slots<F>> Slots<F> for Slot<F, R> {
+impl<F, W, R> Slots<F, W> for Slot<F, W, R>
+where
+    F: Future,
+    W: Future<Output = ()>,
+    R: Slots<F, W>,
+{
     fn in_flight(&self) -> usize {
         usize::from(self.attempt.is_some()) + self.rest.in_flight()
     }
 
-    fn start(self: Pin<&mut Self>, frame: HedgeFrame, attempt: F) -> Result<(), F> {
+    fn start(
+        self: Pin<&mut Self>,
+        number: u32,
+        attempt: InFlight<F>,
+        timeout: Option<Duration>,
+    ) -> Result<(), InFlight<F>> {
         let mut this = self.project();
         if this.attempt.is_some() {
-            return this.rest.start(frame, attempt);
+            return this.rest.start(number, attempt, timeout);
         }
-        this.attempt.set(Some(Scoped::new(frame, attempt)));
+        this.attempt.set(Some(attempt));
+        *this.number = number;
+        *this.timeout = timeout;
         Ok(())
     }
 
-    fn poll_ended(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<(u32, F::Output)> {
+    fn poll_ended(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        timer: &dyn Fn(Duration) -> W,
+    ) -> Poll<(u32, Ended<F::Output>)> {
         let mut this = self.project();
-        if let Some(attempt) = this.attempt.as_mut().as_pin_mut() {
-            let number = attempt.call_ref().0.number;
-            if let Poll::Ready(outcome) = attempt.poll(cx) {
+        if let Some(mut attempt) = this.attempt.as_mut().as_pin_mut() {
+            let ended = match attempt.as_mut().poll(cx) {
+                Poll::Ready(outcome) => Some(Ended::Returned(outcome)),
+                Poll::Pending => match *this.timeout {
+                    Some(timeout) if !attempt.is_queued() => {
+                        if this.timer.is_none() {
+                            this.timer.set(Some(timer(timeout)));
+                        }
+                        let fired = this
+                            .timer
+                            .as_mut()
+                            .as_pin_mut()
+                            .is_some_and(|timer| timer.poll(cx).is_ready());
+                        fired.then_some(Ended::TimedOut(timeout))
+                    }
+                    _ => None,
+                },
+            };
+            if let Some(ended) = ended {
                 this.attempt.set(None);
-                return Poll::Ready((number, outcome));
+                this.timer.set(None);
+                return Poll::Ready((*this.number, ended));
             }
         }
-        this.rest.poll_ended(cx)
+        this.rest.poll_ended(cx, timer)
     }
 
     fn clear(self: Pin<&mut Self>) {
         let mut this = self.project();
         this.attempt.set(None);
+        this.timer.set(None);
         this.rest.clear();
     }
 }

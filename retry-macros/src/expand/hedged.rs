@@ -8,7 +8,7 @@ use syn::spanned::Spanned;
 
 use super::Parts;
 use crate::args::{Args, Hedge};
-use crate::spanned::own_sleep_awaited;
+use crate::spanned::{own_sleep_awaited, private_call};
 
 impl Parts<'_> {
     /// The loop around hedged rounds; `future` makes one attempt.
@@ -34,6 +34,16 @@ impl Parts<'_> {
             slots = code!(#private::Slot::new(#slots));
         }
         let hedged = Ident::new("hedged", self.return_span);
+        // What stands for an attempt a timer cuts: a timeout, which
+        // `attempt_timeout` needs the outcome type to be made of (reported
+        // at the return type), and which a deadline uses where it can.
+        let cut = match (&args.attempt_timeout, self.ret) {
+            (Some(_), _) => private_call("times_out", self.return_span, code!()),
+            (None, Some(ret)) if args.deadline.is_some() || args.policy.is_some() => {
+                code!(#private::Probe::<#ret>::new().__retry_from_timeout())
+            }
+            _ => code!(::core::option::Option::None),
+        };
         // Hedges are timed, and retries wait, on the function's sleeper.
         let (timer, wait) = match &args.sleep {
             Some(sleep) => (code!(&__retry_sleep), own_sleep_awaited(sleep.span())),
@@ -42,7 +52,9 @@ impl Parts<'_> {
                 code!(#private::wait(&mut __retry_call, __retry_delay).await),
             ),
         };
+        let refusal = self.refusal(args, &code!());
         code! {
+            #refusal
             let __retry_make = || #future;
             loop {
                 __retry_call.begin_attempt();
@@ -53,6 +65,7 @@ impl Parts<'_> {
                         #slots,
                         &__retry_make,
                         #timer,
+                        #cut,
                         #judge
                     ).await;
                     #fallible

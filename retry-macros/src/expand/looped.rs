@@ -66,21 +66,7 @@ impl Parts<'_> {
             (Some(_), false) => code!(__retry_sleep(__retry_delay)),
             (Some(sleep), true) => own_sleep_awaited(sleep.span()),
         };
-        // `breaker = classic(..)`: an open breaker refuses the call before
-        // its first attempt. Like `timed`, the refusal is spanned at the
-        // return type, which is what must be able to stand for it.
-        let refusal = args.breaker.as_ref().filter(|b| b.classic).map(|_| {
-            let (span, fields) = self.span_and_fields(args);
-            let refused = Ident::new("refused", self.return_span);
-            let ret = self.ret.as_ref().map(|ret| code!(::<#ret, _, _>));
-            code! {
-                if __retry_call.refuses() {
-                    let #outcome = __retry_call.#refused #ret(#span, #fields);
-                    #on_give_up
-                    return #outcome;
-                }
-            }
-        });
+        let refusal = self.refusal(args, &on_give_up);
         let decision = call_at(
             self.classified_at,
             &decide,
@@ -139,6 +125,26 @@ impl Parts<'_> {
                 #sleep;
             }
         }
+    }
+
+    /// Under `breaker = classic(..)`, what refuses the call before its
+    /// first attempt while the breaker is open, calling `on_give_up`.
+    /// Like `timed`, the refusal is spanned at the return type, which is
+    /// what must be able to stand for it.
+    pub(super) fn refusal(&self, args: &Args, on_give_up: &TokenStream) -> Option<TokenStream> {
+        let outcome = &self.outcome;
+        args.breaker.as_ref().filter(|b| b.classic).map(|_| {
+            let (span, fields) = self.span_and_fields(args);
+            let refused = Ident::new("refused", self.return_span);
+            let ret = self.ret.as_ref().map(|ret| code!(::<#ret, _, _>));
+            code! {
+                if __retry_call.refuses() {
+                    let #outcome = __retry_call.#refused #ret(#span, #fields);
+                    #on_give_up
+                    return #outcome;
+                }
+            }
+        })
     }
 
     /// A sync call that runs its first attempt before its call is built,

@@ -474,3 +474,51 @@ async fn in_flight_4_the_most_the_attribute_allows_runs_four_attempts_at_once() 
     let stats = reattempt::stats::get("hedging::four_at_once").unwrap();
     assert_eq!(stats.hedges, 3);
 }
+
+/// 10 ms an attempt, or a second for a slow call's first.
+#[retry(max = 5, backoff = none, hedge(after = p90))]
+async fn after_p90(slow: bool) -> io::Result<u32> {
+    let number = reattempt::attempt().unwrap().number();
+    let took = if slow && number == 1 { 1000 } else { 10 };
+    sleep(Duration::from_millis(took)).await;
+    Ok(number)
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_percentile_hedges_once_it_has_its_samples() {
+    for _ in 0..99 {
+        assert_eq!(after_p90(false).await.unwrap(), 1);
+    }
+    // 99 samples: too few to read a percentile from, so no hedge starts.
+    let start = Instant::now();
+    assert_eq!(after_p90(true).await.unwrap(), 1);
+    assert_eq!(start.elapsed(), Duration::from_secs(1));
+    let stats = reattempt::stats::get("hedging::after_p90").unwrap();
+    assert_eq!(stats.hedges, 0);
+    // 100: the p90 is about 10 ms (the top of its bucket, within 12.5 %).
+    let start = Instant::now();
+    assert_eq!(after_p90(true).await.unwrap(), 2, "the hedge wins");
+    let took = start.elapsed();
+    assert!(
+        Duration::from_millis(20) <= took && took <= Duration::from_millis(22),
+        "{took:?}"
+    );
+    let stats = reattempt::stats::get("hedging::after_p90").unwrap();
+    assert_eq!((stats.hedges, stats.hedges_won), (1, 1));
+}
+
+#[retry(max = 5, backoff = none, hedge(after = p95, min = 50ms))]
+async fn after_p95_or_min(seen: &Mutex<Seen>) -> io::Result<u32> {
+    let number = started(seen);
+    let took = if number == 1 { 1000 } else { 10 };
+    sleep(Duration::from_millis(took)).await;
+    Ok(number)
+}
+
+#[tokio::test(start_paused = true)]
+async fn until_a_percentile_has_its_samples_min_is_the_delay() {
+    let seen = Mutex::new(Seen::default());
+    let start = Instant::now();
+    assert_eq!(after_p95_or_min(&seen).await.unwrap(), 2);
+    assert_eq!(start.elapsed(), Duration::from_millis(60));
+}

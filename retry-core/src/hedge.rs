@@ -13,9 +13,11 @@
 use core::time::Duration;
 
 mod frame;
+mod sketch;
 mod slots;
 
 pub(crate) use frame::HedgeFrame;
+pub use sketch::LatencySketch;
 pub use slots::{End, Ended, InFlight, Slot, Slots};
 
 /// The most attempts a hedged call runs at once, the first included.
@@ -23,10 +25,23 @@ pub const MAX_IN_FLIGHT: u8 = 4;
 
 /// When a call hedges: `after` an attempt started with none ended, another
 /// starts beside it, up to `in_flight` at once.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug)]
 pub struct Hedge {
-    after: Duration,
+    after: After,
     in_flight: u8,
+}
+
+/// How long an attempt runs before another starts beside it.
+#[derive(Clone, Copy, Debug)]
+enum After {
+    Fixed(Duration),
+    /// A percentile of the function's recent attempt latencies, at least
+    /// `min`; `min` alone until the sketch has enough samples.
+    Percentile {
+        sketch: &'static LatencySketch,
+        percentile: u8,
+        min: Option<Duration>,
+    },
 }
 
 impl Hedge {
@@ -34,23 +49,69 @@ impl Hedge {
     /// at once (2 to [`MAX_IN_FLIGHT`]; outside that range, the nearest
     /// bound: the attribute refuses such a value before it gets here).
     pub const fn new(after: Duration, in_flight: u8) -> Hedge {
-        let in_flight = if in_flight < 2 {
-            2
-        } else if in_flight > MAX_IN_FLIGHT {
-            MAX_IN_FLIGHT
-        } else {
-            in_flight
-        };
-        Hedge { after, in_flight }
+        Hedge {
+            after: After::Fixed(after),
+            in_flight: clamp(in_flight),
+        }
     }
 
-    /// How long an attempt runs, with none ended, before another starts.
-    pub const fn after(&self) -> Duration {
-        self.after
+    /// A hedge after the `percentile` of the latencies `sketch` holds, at
+    /// least `min`; until it holds [`MIN_SAMPLES`], after `min`, or never
+    /// without one.
+    pub const fn percentile(
+        sketch: &'static LatencySketch,
+        percentile: u8,
+        min: Option<Duration>,
+        in_flight: u8,
+    ) -> Hedge {
+        Hedge {
+            after: After::Percentile {
+                sketch,
+                percentile,
+                min,
+            },
+            in_flight: clamp(in_flight),
+        }
+    }
+
+    /// How long an attempt runs, with none ended, before another starts;
+    /// `None` while a percentile has too few samples and no `min`.
+    pub fn after(&self) -> Option<Duration> {
+        match self.after {
+            After::Fixed(after) => Some(after),
+            After::Percentile {
+                sketch,
+                percentile,
+                min,
+            } => match (sketch.percentile(percentile), min) {
+                (Some(after), Some(min)) => Some(after.max(min)),
+                (after, min) => after.or(min),
+            },
+        }
     }
 
     /// The most attempts in flight at once, the first included.
     pub const fn in_flight(&self) -> u8 {
         self.in_flight
+    }
+
+    /// Where the latencies of the function's attempts go, when a
+    /// percentile sets the delay.
+    pub(crate) fn sketch(&self) -> Option<&'static LatencySketch> {
+        match self.after {
+            After::Fixed(_) => None,
+            After::Percentile { sketch, .. } => Some(sketch),
+        }
+    }
+}
+
+/// `in_flight` within 2 to [`MAX_IN_FLIGHT`].
+const fn clamp(in_flight: u8) -> u8 {
+    if in_flight < 2 {
+        2
+    } else if in_flight > MAX_IN_FLIGHT {
+        MAX_IN_FLIGHT
+    } else {
+        in_flight
     }
 }

@@ -44,6 +44,7 @@ const ARGUMENTS: &[&str] = &[
     "sleep = my_sleep",
     "hedge = 20ms",
     "hedge(after = 20ms, in_flight = 3), idempotent = key",
+    "hedge(after = p95, min = 5ms)",
     "crate = reattempt",
     "max = 3, backoff = exp, jitter, deadline = 5s, fields(x)",
 ];

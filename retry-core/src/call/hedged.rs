@@ -69,7 +69,7 @@ impl<B: Backoff, C: Clock, S: FailureSlot> Call<'_, B, C, S> {
         R: Outcome,
         F: Future<Output = R>,
         M: Fn() -> F,
-        L: Slots<F, W>,
+        L: Slots<F, W, C::Reading>,
         T: Fn(Duration) -> W,
         W: Future<Output = ()>,
         K: Fn(&R::Error) -> Classification,
@@ -98,18 +98,33 @@ impl<B: Backoff, C: Clock, S: FailureSlot> Call<'_, B, C, S> {
         // any attempt does.
         let attempt = Limited::new(self.policy.limit, self.scoped_as(first, make()));
         let mut next = first;
-        if slots.as_mut().start(first, attempt, timeout).is_ok() {
+        let now = self.clock.now();
+        if slots.as_mut().start(first, now, attempt, timeout).is_ok() {
             next += 1;
         }
-        if next <= last_allowed {
-            hedge_timer.set(Some(timer(hedge.after())));
+        // Under `hedge(after = pNN)`, the latency of every attempt that
+        // ends, and the time so far of every one dropped, go to the
+        // function's sketch: a hedge that wins does not hide the tail of
+        // the attempt it beat.
+        let sketch = hedge.sketch();
+        let latency = |call: &Self, started| {
+            if let Some(sketch) = sketch {
+                sketch.record(call.clock.since(started));
+            }
+        };
+        if next <= last_allowed
+            && let Some(after) = hedge.after()
+        {
+            hedge_timer.set(Some(timer(after)));
         }
         // A hedge is due each `after` since the last attempt started; one
         // due while every slot is taken starts when a failure frees one.
         let mut due = false;
         let (number, outcome, ended) = poll_fn(|cx| {
             loop {
-                if let Poll::Ready((number, ended)) = slots.as_mut().poll_ended(cx, &timer) {
+                if let Poll::Ready((number, started, ended)) = slots.as_mut().poll_ended(cx, &timer)
+                {
+                    latency(self, started);
                     let (outcome, ended) = match ended {
                         Ended::Returned(outcome) => {
                             let ended = self.ended_as(&outcome, &classify, &judge_value);
@@ -130,7 +145,7 @@ impl<B: Backoff, C: Clock, S: FailureSlot> Call<'_, B, C, S> {
                             continue;
                         }
                         ended => {
-                            slots.as_mut().clear();
+                            slots.as_mut().clear(&mut |started| latency(self, started));
                             return Poll::Ready((number, outcome, ended));
                         }
                     }
@@ -140,7 +155,7 @@ impl<B: Backoff, C: Clock, S: FailureSlot> Call<'_, B, C, S> {
                 {
                     // What stands for the attempts the deadline cut is that
                     // of the last to start.
-                    slots.as_mut().clear();
+                    slots.as_mut().clear(&mut |started| latency(self, started));
                     return Poll::Ready((next - 1, timed_out(cut, left), cut_short()));
                 }
                 if let Some(fired) = hedge_timer.as_mut().as_pin_mut()
@@ -153,9 +168,11 @@ impl<B: Backoff, C: Clock, S: FailureSlot> Call<'_, B, C, S> {
                     return Poll::Pending;
                 }
                 due = false;
-                match self.hedge(next, hedge.after(), &make, &span) {
+                let after = hedge.after().unwrap_or_default();
+                match self.hedge(next, after, &make, &span) {
                     Hedging::Start(attempt) => {
-                        if slots.as_mut().start(next, attempt, timeout).is_ok() {
+                        let now = self.clock.now();
+                        if slots.as_mut().start(next, now, attempt, timeout).is_ok() {
                             next += 1;
                         }
                     }
@@ -163,8 +180,10 @@ impl<B: Backoff, C: Clock, S: FailureSlot> Call<'_, B, C, S> {
                     Hedging::NotNow => {}
                     Hedging::NoMore => continue,
                 }
-                if next <= last_allowed {
-                    hedge_timer.set(Some(timer(hedge.after())));
+                if next <= last_allowed
+                    && let Some(after) = hedge.after()
+                {
+                    hedge_timer.set(Some(timer(after)));
                 }
             }
         })

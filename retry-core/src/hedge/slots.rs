@@ -19,12 +19,14 @@ pub type InFlight<F> = Limited<'static, Scoped<HedgeFrame, F>>;
 pin_project_lite::pin_project! {
     /// One place for an attempt in flight, and the rest of the list.
     #[derive(Debug)]
-    pub struct Slot<F, W, R> {
+    pub struct Slot<F, W, T, R> {
         // Declared first, so dropped first: the attempt lets go of what
         // it holds before its timer does.
         #[pin]
         attempt: Option<InFlight<F>>,
         number: u32,
+        // When it started, on the call's clock.
+        started: Option<T>,
         // Its `attempt_timeout`, whose timer starts once it holds its
         // permit.
         timeout: Option<Duration>,
@@ -39,12 +41,13 @@ pin_project_lite::pin_project! {
 #[derive(Debug)]
 pub struct End;
 
-impl<F, W, R> Slot<F, W, R> {
+impl<F, W, T, R> Slot<F, W, T, R> {
     /// An empty slot before `rest`.
     pub const fn new(rest: R) -> Self {
         Slot {
             attempt: None,
             number: 0,
+            started: None,
             timeout: None,
             timer: None,
             rest,
@@ -60,35 +63,40 @@ pub enum Ended<T> {
     TimedOut(Duration),
 }
 
-/// The slots of a hedged round, for attempts of type `F` timed by `W`.
-pub trait Slots<F: Future, W>: sealed::Sealed {
+/// The slots of a hedged round, for attempts of type `F` timed by `W`,
+/// whose start is a reading `T` of the call's clock.
+pub trait Slots<F: Future, W, T>: sealed::Sealed {
     /// How many attempts are in flight.
     #[doc(hidden)]
     fn in_flight(&self) -> usize;
 
-    /// Puts `attempt`, number `number`, in the first empty slot, with its
-    /// `timeout`; gives it back when none is empty.
+    /// Puts `attempt`, number `number`, started at `started`, in the
+    /// first empty slot, with its `timeout`; gives it back when none is
+    /// empty.
     #[doc(hidden)]
     fn start(
         self: Pin<&mut Self>,
         number: u32,
+        started: T,
         attempt: InFlight<F>,
         timeout: Option<Duration>,
     ) -> Result<(), InFlight<F>>;
 
     /// Polls every attempt in flight, in the slots' order, until one ends:
-    /// its number and how it ended, its slot emptied (the attempt dropped
-    /// in its own frame). `timer` makes the timers of `attempt_timeout`.
+    /// its number, its start and how it ended, its slot emptied (the
+    /// attempt dropped in its own frame). `timer` makes the timers of
+    /// `attempt_timeout`.
     #[doc(hidden)]
     fn poll_ended(
         self: Pin<&mut Self>,
         cx: &mut Context<'_>,
         timer: &dyn Fn(Duration) -> W,
-    ) -> Poll<(u32, Ended<F::Output>)>;
+    ) -> Poll<(u32, T, Ended<F::Output>)>;
 
-    /// Drops every attempt in flight, each in its own frame.
+    /// Drops every attempt in flight, each in its own frame, telling
+    /// `dropped` when each started.
     #[doc(hidden)]
-    fn clear(self: Pin<&mut Self>);
+    fn clear(self: Pin<&mut Self>, dropped: &mut dyn FnMut(T));
 }
 
 mod sealed {
@@ -97,9 +105,9 @@ mod sealed {
 }
 
 impl sealed::Sealed for End {}
-impl<F, W, R: sealed::Sealed> sealed::Sealed for Slot<F, W, R> {}
+impl<F, W, T, R: sealed::Sealed> sealed::Sealed for Slot<F, W, T, R> {}
 
-impl<F: Future, W> Slots<F, W> for End {
+impl<F: Future, W, T> Slots<F, W, T> for End {
     fn in_flight(&self) -> usize {
         0
     }
@@ -107,6 +115,7 @@ impl<F: Future, W> Slots<F, W> for End {
     fn start(
         self: Pin<&mut Self>,
         _: u32,
+        _: T,
         attempt: InFlight<F>,
         _: Option<Duration>,
     ) -> Result<(), InFlight<F>> {
@@ -117,18 +126,19 @@ impl<F: Future, W> Slots<F, W> for End {
         self: Pin<&mut Self>,
         _: &mut Context<'_>,
         _: &dyn Fn(Duration) -> W,
-    ) -> Poll<(u32, Ended<F::Output>)> {
+    ) -> Poll<(u32, T, Ended<F::Output>)> {
         Poll::Pending
     }
 
-    fn clear(self: Pin<&mut Self>) {}
+    fn clear(self: Pin<&mut Self>, _: &mut dyn FnMut(T)) {}
 }
 
-impl<F, W, R> Slots<F, W> for Slot<F, W, R>
+impl<F, W, T, R> Slots<F, W, T> for Slot<F, W, T, R>
 where
     F: Future,
     W: Future<Output = ()>,
-    R: Slots<F, W>,
+    T: Copy,
+    R: Slots<F, W, T>,
 {
     fn in_flight(&self) -> usize {
         usize::from(self.attempt.is_some()) + self.rest.in_flight()
@@ -137,15 +147,17 @@ where
     fn start(
         self: Pin<&mut Self>,
         number: u32,
+        started: T,
         attempt: InFlight<F>,
         timeout: Option<Duration>,
     ) -> Result<(), InFlight<F>> {
         let mut this = self.project();
         if this.attempt.is_some() {
-            return this.rest.start(number, attempt, timeout);
+            return this.rest.start(number, started, attempt, timeout);
         }
         this.attempt.set(Some(attempt));
         *this.number = number;
+        *this.started = Some(started);
         *this.timeout = timeout;
         Ok(())
     }
@@ -154,7 +166,7 @@ where
         self: Pin<&mut Self>,
         cx: &mut Context<'_>,
         timer: &dyn Fn(Duration) -> W,
-    ) -> Poll<(u32, Ended<F::Output>)> {
+    ) -> Poll<(u32, T, Ended<F::Output>)> {
         let mut this = self.project();
         if let Some(mut attempt) = this.attempt.as_mut().as_pin_mut() {
             let ended = match attempt.as_mut().poll(cx) {
@@ -174,19 +186,24 @@ where
                     _ => None,
                 },
             };
-            if let Some(ended) = ended {
+            if let Some(ended) = ended
+                && let Some(started) = this.started.take()
+            {
                 this.attempt.set(None);
                 this.timer.set(None);
-                return Poll::Ready((*this.number, ended));
+                return Poll::Ready((*this.number, started, ended));
             }
         }
         this.rest.poll_ended(cx, timer)
     }
 
-    fn clear(self: Pin<&mut Self>) {
+    fn clear(self: Pin<&mut Self>, dropped: &mut dyn FnMut(T)) {
         let mut this = self.project();
         this.attempt.set(None);
         this.timer.set(None);
-        this.rest.clear();
+        if let Some(started) = this.started.take() {
+            dropped(started);
+        }
+        this.rest.clear(dropped);
     }
 }

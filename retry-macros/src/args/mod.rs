@@ -19,7 +19,7 @@ use syn::parse::{Parse, ParseStream};
 use syn::{Expr, Ident, LitStr, Path, Token, token};
 
 pub use backoff::{Backoff, Curve, Custom};
-pub use hedge::Hedge;
+pub use hedge::{After, Hedge};
 pub use jitter::Jitter;
 pub use keywords::{Idempotent, Preset};
 pub use max::Max;

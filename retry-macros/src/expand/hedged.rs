@@ -7,7 +7,7 @@ use syn::Ident;
 use syn::spanned::Spanned;
 
 use super::Parts;
-use crate::args::{Args, Hedge};
+use crate::args::{After, Args, Hedge};
 use crate::spanned::{own_sleep_awaited, private_call};
 
 impl Parts<'_> {
@@ -26,8 +26,28 @@ impl Parts<'_> {
         } = self;
         let judge = self.judge(args);
         let fallible = self.fallible(args);
-        let after = hedge.after.tokens();
         let in_flight = hedge.in_flight;
+        // A percentile reads the latencies of the function's attempts,
+        // kept in a sketch of its own.
+        let (sketch, when) = match &hedge.after {
+            After::Fixed(after) => {
+                let after = after.tokens();
+                (code!(), code!(#private::Hedge::new(#after, #in_flight)))
+            }
+            After::Percentile { percentile, min } => {
+                let min = match min {
+                    Some(min) => {
+                        let min = min.tokens();
+                        code!(::core::option::Option::Some(#min))
+                    }
+                    None => code!(::core::option::Option::None),
+                };
+                (
+                    code!(static __RETRY_LATENCIES: #private::LatencySketch = #private::LatencySketch::new();),
+                    code!(#private::Hedge::percentile(&__RETRY_LATENCIES, #percentile, #min, #in_flight)),
+                )
+            }
+        };
         // One slot for each attempt that may be in flight.
         let mut slots = code!(#private::End);
         for _ in 0..in_flight {
@@ -55,13 +75,14 @@ impl Parts<'_> {
         let refusal = self.refusal(args, &code!());
         code! {
             #refusal
+            #sketch
             let __retry_make = || #future;
             loop {
                 __retry_call.begin_attempt();
                 let __retry_delay = {
                     let (#outcome, __retry_decision) = __retry_call.#hedged(
                         #policy,
-                        #private::Hedge::new(#after, #in_flight),
+                        #when,
                         #slots,
                         &__retry_make,
                         #timer,

@@ -1,6 +1,7 @@
 //! The retry-storm simulator: how many calls, and how long, N clients
-//! contending for one row take under each backoff strategy; and the load a
-//! failing backend sees with and without a retry budget.
+//! contending for one row take under each backoff strategy; the load a
+//! failing backend sees with and without a retry budget; and the load that
+//! hedging adds to a backend that is down.
 //!
 //! ```text
 //! cargo run --release -p benches --bin storm                    # the tables
@@ -11,6 +12,7 @@
 //! The results are deterministic: the same arguments give the same tables.
 
 mod chart;
+mod hedging;
 mod sim;
 
 use std::process::ExitCode;
@@ -104,6 +106,16 @@ fn main() -> ExitCode {
         println!("{:<36} {bar} {load:.2}", hold.name());
     }
     println!("```");
+
+    println!(
+        "\n### Hedging through a full outage, `max = 3`, `hedge = 20ms`, `attempt_timeout = 100ms`\n"
+    );
+    println!("| | load (attempts per request) |\n|---|---|");
+    println!("| no budget | {:.2}× |", hedging::outage_load(1_000, false));
+    println!(
+        "| `RetryBudget` of 10% | {:.2}× |",
+        hedging::outage_load(1_000, true)
+    );
 
     if let Some(path) = options.svg {
         if let Err(error) = std::fs::write(&path, chart::svg(&rows)) {

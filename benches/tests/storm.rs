@@ -6,6 +6,9 @@
 #[path = "../storm/sim.rs"]
 mod sim;
 
+#[path = "../storm/hedging.rs"]
+mod hedging;
+
 use sim::{Cost, Hold, Strategy, fleet_load, mean_cost, rejection_load, storm};
 
 const CLIENTS: usize = 100;
@@ -103,4 +106,13 @@ fn a_fleet_is_held_back_best_by_one_shared_budget_or_breaker() {
     for hold in Hold::ALL {
         assert!(load(hold) >= 1.0, "{}", hold.name());
     }
+}
+
+#[test]
+fn through_a_full_outage_hedges_and_retries_add_no_more_than_the_budget_allows() {
+    // One test for both: the attempts are counted in one `static`.
+    let without = hedging::outage_load(200, false);
+    assert_eq!(without, 3.0, "every call makes all three attempts");
+    let with = hedging::outage_load(200, true);
+    assert!((1.0..=1.1).contains(&with), "{with}");
 }

@@ -402,8 +402,17 @@ async fn a_hedged_call_that_gives_up_records_every_attempt_under_its_own_number(
     let record = &records[0];
     assert_eq!(record.reason, reattempt::GiveUp::Exhausted);
     assert_eq!(record.attempts, 2, "both attempts count against `max`");
-    let numbers: Vec<u32> = record.history.iter().map(|a| a.attempt).collect();
-    assert_eq!(numbers, [2, 1], "in the order they failed");
+    let numbers: Vec<(u32, bool)> = record
+        .history
+        .iter()
+        .map(|a| (a.attempt, a.hedge))
+        .collect();
+    assert_eq!(
+        numbers,
+        [(2, true), (1, false)],
+        "in the order they failed, the hedge marked"
+    );
+    assert!(record.history_json().contains(r#""attempt":2,"class":"transient","code":"ConnectionReset","delay_ms":null,"delay_from":null,"hedge":true"#), "{}", record.history_json());
 }
 
 /// Every error is rate-limited; the first attempt answers after a second.

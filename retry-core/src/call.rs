@@ -363,14 +363,21 @@ impl<'p, B: Backoff, C: Clock, S: Slot> Call<'p, B, C, S> {
     /// Opens the span of the attempt about to run, when the call has spans.
     #[inline]
     pub fn begin_attempt(&mut self) {
-        if let Some(spans) = &mut self.spans {
-            let http = self
-                .failures
-                .peek()
-                .and_then(|f| f.last_class)
-                .is_some_and(|c| c.code_kind() == CodeKind::Http);
-            spans.begin(self.frame.number, http);
+        if self.spans.is_some() {
+            let http = self.after_http();
+            if let Some(spans) = &mut self.spans {
+                spans.begin(self.frame.number, http);
+            }
         }
+    }
+
+    /// Whether the call's last failure had an HTTP outcome, so that the
+    /// next attempt is a resend.
+    fn after_http(&self) -> bool {
+        self.failures
+            .peek()
+            .and_then(|f| f.last_class)
+            .is_some_and(|c| c.code_kind() == CodeKind::Http)
     }
 
     // The methods whose bounds what the user wrote can fail (`decide` above,

@@ -18,7 +18,7 @@ mod slots;
 
 pub(crate) use frame::HedgeFrame;
 pub use sketch::LatencySketch;
-pub use slots::{End, Ended, InFlight, Slot, Slots};
+pub use slots::{End, Ended, Finished, InFlight, Slot, Slots};
 
 /// The most attempts a hedged call runs at once, the first included.
 pub const MAX_IN_FLIGHT: u8 = 4;

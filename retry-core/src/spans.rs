@@ -6,7 +6,7 @@
 //! | span | fields |
 //! |---|---|
 //! | `retry.call` | `otel.name` and `code.function.name` (the function), `retry.attempts`; on a give-up `otel.status_code = "ERROR"`, `error.type` and `retry.give_up` |
-//! | `retry.attempt` | `retry.attempt` (1 for the first); `http.request.resend_count` on attempts after the first of an HTTP call; on a failure `otel.status_code = "ERROR"`, `error.type` (the code, else the class), and the code under its convention name: `http.response.status_code`, `db.response.status_code` or `rpc.grpc.status_code` |
+//! | `retry.attempt` | `retry.attempt` (1 for the first); in a hedged call, `retry.hedge` (whether the attempt started beside a slow one); `http.request.resend_count` on attempts after the first of an HTTP call; on a failure `otel.status_code = "ERROR"`, `error.type` (the code, else the class), and the code under its convention name: `http.response.status_code`, `db.response.status_code` or `rpc.grpc.status_code` |
 //!
 //! A failure that was retried and then handled marks only its attempt's
 //! span, never the call's (OpenTelemetry's "Recording errors"). The log
@@ -100,6 +100,37 @@ impl Spans {
         }
     }
 
+    /// The span of attempt `number` of a hedged round, which says whether
+    /// it is a `hedge`: a span of its own, which the round holds while the
+    /// attempt runs beside others. A callsite apart from
+    /// [`begin`](Self::begin)'s, whose spans have no such field to fill.
+    pub(crate) fn round_span(&self, number: u32, hedge: bool, http: bool) -> Span {
+        let span = tracing::info_span!(
+            target: "reattempt",
+            parent: &self.call,
+            "retry.attempt",
+            retry.attempt = i64::from(number),
+            retry.hedge = hedge,
+            http.request.resend_count = Empty,
+            otel.status_code = Empty,
+            error.type = Empty,
+            http.response.status_code = Empty,
+            db.response.status_code = Empty,
+            rpc.grpc.status_code = Empty,
+        );
+        if http && number > 1 {
+            span.record("http.request.resend_count", i64::from(number - 1));
+        }
+        span
+    }
+
+    /// `span`, an attempt's, is the call's attempt in progress: the one
+    /// whose outcome the call decides on.
+    pub(crate) fn resume(&mut self, span: Span) {
+        self.open = true;
+        self.attempt = span;
+    }
+
     /// The call sends `key` as its idempotency key (`idempotent = key`).
     #[cold]
     pub(crate) fn idempotency_key(&self, key: &str) {
@@ -113,28 +144,7 @@ impl Spans {
 
     /// The attempt failed with `class`.
     pub(crate) fn failed(&self, class: &Classification) {
-        let span = &self.attempt;
-        span.record("otel.status_code", "ERROR");
-        span.record("error.type", error_type(class));
-        let Some(code) = class.code() else {
-            return;
-        };
-        match class.code_kind() {
-            CodeKind::Http => {
-                if let Ok(status) = code.parse::<i64>() {
-                    span.record("http.response.status_code", status);
-                }
-            }
-            CodeKind::Database => {
-                span.record("db.response.status_code", code);
-            }
-            CodeKind::Grpc => {
-                if let Some(number) = grpc::number(code) {
-                    span.record("rpc.grpc.status_code", number);
-                }
-            }
-            _ => {}
-        }
+        failed(&self.attempt, class);
     }
 
     /// The attempt is over: its span closes.
@@ -159,6 +169,31 @@ impl Spans {
         self.call.record("otel.status_code", "ERROR");
         self.call.record("error.type", error_type(class));
         self.call.record("retry.give_up", reason.as_str());
+    }
+}
+
+/// `span`, an attempt's, failed with `class`.
+pub(crate) fn failed(span: &Span, class: &Classification) {
+    span.record("otel.status_code", "ERROR");
+    span.record("error.type", error_type(class));
+    let Some(code) = class.code() else {
+        return;
+    };
+    match class.code_kind() {
+        CodeKind::Http => {
+            if let Ok(status) = code.parse::<i64>() {
+                span.record("http.response.status_code", status);
+            }
+        }
+        CodeKind::Database => {
+            span.record("db.response.status_code", code);
+        }
+        CodeKind::Grpc => {
+            if let Some(number) = grpc::number(code) {
+                span.record("rpc.grpc.status_code", number);
+            }
+        }
+        _ => {}
     }
 }
 

@@ -96,14 +96,13 @@
 //! **`AsyncHedged`**: an async function with `hedge`. Its call state is
 //! built first, as `AsyncCall`'s; each round of attempts is one await of
 //! `hedged`, which makes each attempt with the closure `__retry_make`,
-//! holds those in flight in a list of slots as long as `in_flight`, and
-//! decides on the outcome that ends the round.
+//! holds those in flight in a list of slots as long as `in_flight`, each
+//! in a span of its own, and decides on the outcome that ends the round.
 //!
 //! ```text
 //! let mut __retry_call = Call::new(&__RETRY_POLICY, &__RETRY_SITE, async_clock());
 //! let __retry_make = || attempt::<Ret, _>(async { body });
 //! loop {
-//!     __retry_call.begin_attempt();
 //!     let __retry_delay = {
 //!         let (__retry_out, __retry_decision) = __retry_call
 //!             .hedged(&__RETRY_POLICY, &Hedge::new(50ms, 2), Slot::new(Slot::new(End)), &__retry_make, ..)

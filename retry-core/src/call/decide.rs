@@ -30,7 +30,7 @@ impl<B: Backoff, C: Clock, S: Slot> Call<'_, B, C, S> {
         fields: &dyn Fn(FieldVisitor<'_>),
     ) -> Decision {
         let class = self.error_class(|| classify(error));
-        self.failed_inline(class, &Described(error, describe), span, fields)
+        self.failed_inline(class, &Described(error, describe), span, fields, false)
     }
 
     /// The decision after an attempt that succeeded: the call returns.

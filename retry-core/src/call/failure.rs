@@ -73,12 +73,27 @@ impl<B: Backoff, C: Clock, S: Slot> Call<'_, B, C, S> {
         span: &dyn Fn() -> Span,
         fields: &dyn Fn(FieldVisitor<'_>),
     ) -> Decision {
-        self.failed_inline(class, error, span, fields)
+        self.failed_inline(class, error, span, fields, false)
+    }
+
+    /// [`failed`](Self::failed), for the attempt that ended a hedged round,
+    /// which may be a hedge (`hedge`): the dead-letter history says so.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn failed_in_round(
+        &mut self,
+        class: Classification,
+        error: &dyn fmt::Display,
+        span: &dyn Fn() -> Span,
+        fields: &dyn Fn(FieldVisitor<'_>),
+        hedge: bool,
+    ) -> Decision {
+        self.failed_inline(class, error, span, fields, hedge)
     }
 
     /// [`failed`](Self::failed), inline: for the decision on an error,
     /// made once for each error type, where a call of its own was on each
-    /// async retry's path.
+    /// async retry's path. `hedge`: the attempt was a hedge.
     #[inline(always)]
     pub(super) fn failed_inline(
         &mut self,
@@ -86,6 +101,7 @@ impl<B: Backoff, C: Clock, S: Slot> Call<'_, B, C, S> {
         error: &dyn fmt::Display,
         span: &dyn Fn() -> Span,
         fields: &dyn Fn(FieldVisitor<'_>),
+        hedge: bool,
     ) -> Decision {
         // The attempt's failure is recorded on its span, and its events go
         // in it.
@@ -114,7 +130,7 @@ impl<B: Backoff, C: Clock, S: Slot> Call<'_, B, C, S> {
                         span,
                     );
                 }
-                self.remember(&class, Some((delay, from)));
+                self.remember(&class, Some((delay, from)), hedge);
                 let after = if class.class() == Class::RateLimited {
                     AFTER_RATE_LIMITED
                 } else {
@@ -135,7 +151,7 @@ impl<B: Backoff, C: Clock, S: Slot> Call<'_, B, C, S> {
                 Decision::Retry(wait)
             }
             Err(reason) => {
-                self.remember(&class, None);
+                self.remember(&class, None, hedge);
                 self.give_up(reason, class, error, elapsed, span, fields);
                 Decision::GiveUp(reason)
             }
@@ -212,21 +228,28 @@ impl<B: Backoff, C: Clock, S: Slot> Call<'_, B, C, S> {
         }
     }
 
-    /// Adds an attempt to the history, when a sink will want it.
+    /// Adds an attempt, a hedge or not, to the history, when a sink will
+    /// want it.
     #[inline]
     pub(super) fn remember(
         &mut self,
         class: &Classification,
         delay: Option<(Duration, DelayFrom)>,
+        hedge: bool,
     ) {
         if self.policy.dead_letter.is_some() {
-            self.add_to_history(class, delay);
+            self.add_to_history(class, delay, hedge);
         }
     }
 
     #[cold]
     #[inline(never)]
-    fn add_to_history(&mut self, class: &Classification, delay: Option<(Duration, DelayFrom)>) {
+    fn add_to_history(
+        &mut self,
+        class: &Classification,
+        delay: Option<(Duration, DelayFrom)>,
+        hedge: bool,
+    ) {
         let attempt = self.frame.number;
         self.failures().history.push(AttemptRecord {
             attempt,
@@ -234,6 +257,7 @@ impl<B: Backoff, C: Clock, S: Slot> Call<'_, B, C, S> {
             code: class.code().map(str::to_owned),
             delay: delay.map(|(d, _)| d),
             delay_from: delay.map(|(_, from)| from),
+            hedge,
         });
     }
 

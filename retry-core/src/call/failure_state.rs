@@ -190,6 +190,7 @@ mod tests {
             code: Some("reset".into()),
             delay: None,
             delay_from: None,
+            hedge: false,
         });
         #[cfg(feature = "tokio")]
         let runtime = tokio::runtime::Builder::new_current_thread()

@@ -19,13 +19,14 @@ use crate::breaker::RetryBreaker;
 use crate::class::{Class, Classification};
 use crate::clock::Clock;
 use crate::current::Frame;
-use crate::hedge::{Ended, Hedge, HedgeFrame, InFlight, Slots};
+use crate::hedge::{Ended, Finished, Hedge, HedgeFrame, InFlight, Slots};
 use crate::limited::Limited;
 use crate::log;
 use crate::outcome::Outcome;
 use crate::policy::Policy;
 use crate::read_outcome::JudgeValue;
 use crate::scoped::Scoped;
+use crate::spans;
 use crate::timeout::AttemptTimeout;
 
 /// How an attempt of a round ended, as the round reads it.
@@ -96,10 +97,19 @@ impl<B: Backoff, C: Clock, S: FailureSlot> Call<'_, B, C, S> {
         let mut hedge_timer = pin!(None::<W>);
         // The round's first attempt waits for its permit of the limit, as
         // any attempt does.
-        let attempt = Limited::new(self.policy.limit, self.scoped_as(first, make()));
+        // Each attempt has a span of its own, when the call has spans.
+        let first_span = self.round_span(first, false);
+        let attempt = Limited::new(
+            self.policy.limit,
+            self.scoped_as(first, first_span.clone(), make()),
+        );
         let mut next = first;
         let now = self.clock.now();
-        if slots.as_mut().start(first, now, attempt, timeout).is_ok() {
+        if slots
+            .as_mut()
+            .start(first, now, first_span, attempt, timeout)
+            .is_ok()
+        {
             next += 1;
         }
         // Under `hedge(after = pNN)`, the latency of every attempt that
@@ -122,8 +132,13 @@ impl<B: Backoff, C: Clock, S: FailureSlot> Call<'_, B, C, S> {
         let mut due = false;
         let (number, outcome, ended) = poll_fn(|cx| {
             loop {
-                if let Poll::Ready((number, started, ended)) = slots.as_mut().poll_ended(cx, &timer)
-                {
+                if let Poll::Ready(finished) = slots.as_mut().poll_ended(cx, &timer) {
+                    let Finished {
+                        number,
+                        started,
+                        span: attempt_span,
+                        ended,
+                    } = finished;
                     latency(self, started);
                     let (outcome, ended) = match ended {
                         Ended::Returned(outcome) => {
@@ -135,7 +150,16 @@ impl<B: Backoff, C: Clock, S: FailureSlot> Call<'_, B, C, S> {
                     match ended {
                         RoundEnd::MayPass(class) if slots.in_flight() > 0 => {
                             let error = describe_failure(&outcome, &class, &describe);
-                            self.failed_beside(number, class, &error, slots.in_flight(), &span);
+                            if let Some(attempt_span) = &attempt_span {
+                                spans::failed(attempt_span, &class);
+                            }
+                            let _in_attempt = attempt_span.as_ref().map(Span::enter);
+                            let beside = Beside {
+                                number,
+                                hedge: number != first,
+                                in_flight: slots.in_flight(),
+                            };
+                            self.failed_beside(beside, class, &error, &span);
                             // A server that asks callers to slow down gets
                             // no more hedges.
                             if class.class() == Class::RateLimited {
@@ -146,6 +170,13 @@ impl<B: Backoff, C: Clock, S: FailureSlot> Call<'_, B, C, S> {
                         }
                         ended => {
                             slots.as_mut().clear(&mut |started| latency(self, started));
+                            // The call decides on this attempt's outcome,
+                            // in its span.
+                            if let (Some(spans), Some(attempt_span)) =
+                                (self.spans.as_deref_mut(), attempt_span)
+                            {
+                                spans.resume(attempt_span);
+                            }
                             return Poll::Ready((number, outcome, ended));
                         }
                     }
@@ -170,9 +201,13 @@ impl<B: Backoff, C: Clock, S: FailureSlot> Call<'_, B, C, S> {
                 due = false;
                 let after = hedge.after().unwrap_or_default();
                 match self.hedge(next, after, &make, &span) {
-                    Hedging::Start(attempt) => {
+                    Hedging::Start(attempt, attempt_span) => {
                         let now = self.clock.now();
-                        if slots.as_mut().start(next, now, attempt, timeout).is_ok() {
+                        if slots
+                            .as_mut()
+                            .start(next, now, attempt_span, attempt, timeout)
+                            .is_ok()
+                        {
                             next += 1;
                         }
                     }
@@ -206,15 +241,22 @@ impl<B: Backoff, C: Clock, S: FailureSlot> Call<'_, B, C, S> {
                 // The failure is the attempt's own.
                 self.frame.number = number;
                 let error = describe_failure(&outcome, &class, &describe);
-                self.failed(class, &error, &span, &fields)
+                self.failed_in_round(class, &error, &span, &fields, number != first)
             }
         };
         (outcome, decision)
     }
 
-    /// Attempt `number`, made of `attempt`, in its own frame.
-    fn scoped_as<F>(&self, number: u32, attempt: F) -> Scoped<HedgeFrame, F> {
-        Scoped::new(HedgeFrame(self.frame_of(number)), attempt)
+    /// The span of attempt `number` of a round, a `hedge` or not, when the
+    /// call has spans.
+    fn round_span(&self, number: u32, hedge: bool) -> Option<Span> {
+        let spans = self.spans.as_deref()?;
+        Some(spans.round_span(number, hedge, self.after_http()))
+    }
+
+    /// Attempt `number`, made of `attempt`, in its own frame and `span`.
+    fn scoped_as<F>(&self, number: u32, span: Option<Span>, attempt: F) -> Scoped<HedgeFrame, F> {
+        Scoped::new(HedgeFrame(self.frame_of(number), span), attempt)
     }
 
     /// Hedge `number`, when it may start: the breaker is not open, the
@@ -234,7 +276,9 @@ impl<B: Backoff, C: Clock, S: FailureSlot> Call<'_, B, C, S> {
         {
             return Hedging::NoMore;
         }
-        let Ok(attempt) = Limited::try_holding(policy.limit, self.scoped_as(number, make())) else {
+        let attempt_span = self.round_span(number, true);
+        let scoped = self.scoped_as(number, attempt_span.clone(), make());
+        let Ok(attempt) = Limited::try_holding(policy.limit, scoped) else {
             return Hedging::NotNow;
         };
         if let Some(budget) = policy.budget
@@ -242,8 +286,10 @@ impl<B: Backoff, C: Clock, S: FailureSlot> Call<'_, B, C, S> {
         {
             return Hedging::NoMore;
         }
+        let in_hedge = attempt_span.as_ref().map(Span::enter);
         self.hedge_starts(number, span);
-        Hedging::Start(attempt)
+        drop(in_hedge);
+        Hedging::Start(attempt, attempt_span)
     }
 
     /// The frame of attempt `number` of this call: its own, with the
@@ -290,8 +336,10 @@ impl<B: Backoff, C: Clock, S: FailureSlot> Call<'_, B, C, S> {
         }
     }
 
-    /// Attempt `number`, a hedge, succeeded first.
+    /// Attempt `number`, a hedge, succeeded first: logged in its span.
     fn hedge_won(&self, number: u32, span: &dyn Fn() -> Span) {
+        let attempt_span = self.spans.as_deref().map(|spans| spans.attempt().clone());
+        let _in_attempt = attempt_span.as_ref().map(Span::enter);
         self.frame.site.hedge_won();
         if log::wanted(Level::DEBUG) {
             log::hedge_won(
@@ -309,12 +357,16 @@ impl<B: Backoff, C: Clock, S: FailureSlot> Call<'_, B, C, S> {
     /// failure is, without a decision.
     fn failed_beside(
         &mut self,
-        number: u32,
+        beside: Beside,
         class: Classification,
         error: &dyn fmt::Display,
-        in_flight: usize,
         span: &dyn Fn() -> Span,
     ) {
+        let Beside {
+            number,
+            hedge,
+            in_flight,
+        } = beside;
         let round = self.frame.number;
         self.frame.number = number;
         self.failure_seen(&class, span);
@@ -332,14 +384,24 @@ impl<B: Backoff, C: Clock, S: FailureSlot> Call<'_, B, C, S> {
                 span,
             );
         }
-        self.remember(&class, None);
+        self.remember(&class, None, hedge);
         self.frame.number = round;
     }
 }
 
+/// An attempt that failed while others of its round run.
+struct Beside {
+    number: u32,
+    /// Whether it started as a hedge.
+    hedge: bool,
+    /// How many others run.
+    in_flight: usize,
+}
+
 /// Whether a hedge starts.
 enum Hedging<F> {
-    Start(InFlight<F>),
+    /// The hedge, and its span when the call has spans.
+    Start(InFlight<F>, Option<Span>),
     /// Not now: no permit of the limit is free.
     NotNow,
     /// No more in this round.

@@ -131,6 +131,9 @@ pub struct AttemptRecord {
     pub delay: Option<Duration>,
     /// Where that wait came from.
     pub delay_from: Option<DelayFrom>,
+    /// Whether the attempt was a hedge: started beside a slow one
+    /// (`hedge`), rather than after a failure or as the call's first.
+    pub hedge: bool,
 }
 
 /// Where the wait after an attempt came from.
@@ -254,6 +257,11 @@ impl Record {
                 Some(from) => string(&mut out, from.as_str()),
                 None => out.push_str("null"),
             }
+            out.push_str(if attempt.hedge {
+                r#","hedge":true"#
+            } else {
+                r#","hedge":false"#
+            });
             out.push('}');
         }
         out.push(']');
@@ -663,6 +671,7 @@ mod tests {
                     code: Some("503".into()),
                     delay: Some(Duration::from_secs(1)),
                     delay_from: Some(DelayFrom::Backoff),
+                    hedge: false,
                 },
                 AttemptRecord {
                     attempt: 2,
@@ -670,6 +679,7 @@ mod tests {
                     code: None,
                     delay: None,
                     delay_from: None,
+                    hedge: false,
                 },
             ],
         }
@@ -686,8 +696,8 @@ mod tests {
                 r#""error":"bad \"quote\"\n\u0001","attempts":2,"#,
                 r#""first_attempt_at":"1970-01-01T00:00:00.000Z","last_attempt_at":"1970-01-01T00:00:01.500Z","#,
                 r#""elapsed_ms":1500,"fields":{"user":"\"ann\""},"#,
-                r#""history":[{"attempt":1,"class":"transient","code":"503","delay_ms":1000,"delay_from":"backoff"},"#,
-                r#"{"attempt":2,"class":"transient","code":null,"delay_ms":null,"delay_from":null}]}"#
+                r#""history":[{"attempt":1,"class":"transient","code":"503","delay_ms":1000,"delay_from":"backoff","hedge":false},"#,
+                r#"{"attempt":2,"class":"transient","code":null,"delay_ms":null,"delay_from":null,"hedge":false}]}"#
             )
         );
     }

@@ -7,9 +7,10 @@ use crate::current::{Frame, HasFrame, sealed};
 use crate::scoped::CallRef;
 
 /// An attempt's own frame, which its [`Scoped`](crate::scoped::Scoped)
-/// holds by value: entered on each of its polls and as it is dropped.
+/// holds by value: entered on each of its polls and as it is dropped; and
+/// its span, when the call has spans, entered on each poll.
 #[derive(Debug)]
-pub struct HedgeFrame(pub(crate) Frame);
+pub struct HedgeFrame(pub(crate) Frame, pub(crate) Option<tracing::Span>);
 
 impl sealed::Sealed for HedgeFrame {}
 
@@ -20,7 +21,7 @@ impl HasFrame for HedgeFrame {
 
     #[inline]
     fn span(&self) -> Option<&tracing::Span> {
-        None
+        self.1.as_ref()
     }
 
     #[inline]

@@ -8,6 +8,8 @@ use core::pin::Pin;
 use core::task::{Context, Poll};
 use core::time::Duration;
 
+use tracing::Span;
+
 use super::HedgeFrame;
 use crate::limited::Limited;
 use crate::scoped::Scoped;
@@ -27,6 +29,9 @@ pin_project_lite::pin_project! {
         number: u32,
         // When it started, on the call's clock.
         started: Option<T>,
+        // Its span, when the call has spans, for the round to record how
+        // it ended.
+        span: Option<Span>,
         // Its `attempt_timeout`, whose timer starts once it holds its
         // permit.
         timeout: Option<Duration>,
@@ -48,11 +53,24 @@ impl<F, W, T, R> Slot<F, W, T, R> {
             attempt: None,
             number: 0,
             started: None,
+            span: None,
             timeout: None,
             timer: None,
             rest,
         }
     }
+}
+
+/// An attempt that ended, with what the round knows of it.
+pub struct Finished<T, O> {
+    /// Its number.
+    pub number: u32,
+    /// When it started, on the call's clock.
+    pub started: T,
+    /// Its span, when the call has spans.
+    pub span: Option<Span>,
+    /// How it ended.
+    pub ended: Ended<O>,
 }
 
 /// How an attempt in flight ended.
@@ -71,27 +89,27 @@ pub trait Slots<F: Future, W, T>: sealed::Sealed {
     fn in_flight(&self) -> usize;
 
     /// Puts `attempt`, number `number`, started at `started`, in the
-    /// first empty slot, with its `timeout`; gives it back when none is
-    /// empty.
+    /// first empty slot, with its span and its `timeout`; gives it back
+    /// when none is empty.
     #[doc(hidden)]
     fn start(
         self: Pin<&mut Self>,
         number: u32,
         started: T,
+        span: Option<Span>,
         attempt: InFlight<F>,
         timeout: Option<Duration>,
     ) -> Result<(), InFlight<F>>;
 
-    /// Polls every attempt in flight, in the slots' order, until one ends:
-    /// its number, its start and how it ended, its slot emptied (the
-    /// attempt dropped in its own frame). `timer` makes the timers of
-    /// `attempt_timeout`.
+    /// Polls every attempt in flight, in the slots' order, until one ends,
+    /// its slot emptied (the attempt dropped in its own frame). `timer`
+    /// makes the timers of `attempt_timeout`.
     #[doc(hidden)]
     fn poll_ended(
         self: Pin<&mut Self>,
         cx: &mut Context<'_>,
         timer: &dyn Fn(Duration) -> W,
-    ) -> Poll<(u32, T, Ended<F::Output>)>;
+    ) -> Poll<Finished<T, F::Output>>;
 
     /// Drops every attempt in flight, each in its own frame, telling
     /// `dropped` when each started.
@@ -116,6 +134,7 @@ impl<F: Future, W, T> Slots<F, W, T> for End {
         self: Pin<&mut Self>,
         _: u32,
         _: T,
+        _: Option<Span>,
         attempt: InFlight<F>,
         _: Option<Duration>,
     ) -> Result<(), InFlight<F>> {
@@ -126,7 +145,7 @@ impl<F: Future, W, T> Slots<F, W, T> for End {
         self: Pin<&mut Self>,
         _: &mut Context<'_>,
         _: &dyn Fn(Duration) -> W,
-    ) -> Poll<(u32, T, Ended<F::Output>)> {
+    ) -> Poll<Finished<T, F::Output>> {
         Poll::Pending
     }
 
@@ -148,16 +167,18 @@ where
         self: Pin<&mut Self>,
         number: u32,
         started: T,
+        span: Option<Span>,
         attempt: InFlight<F>,
         timeout: Option<Duration>,
     ) -> Result<(), InFlight<F>> {
         let mut this = self.project();
         if this.attempt.is_some() {
-            return this.rest.start(number, started, attempt, timeout);
+            return this.rest.start(number, started, span, attempt, timeout);
         }
         this.attempt.set(Some(attempt));
         *this.number = number;
         *this.started = Some(started);
+        *this.span = span;
         *this.timeout = timeout;
         Ok(())
     }
@@ -166,7 +187,7 @@ where
         self: Pin<&mut Self>,
         cx: &mut Context<'_>,
         timer: &dyn Fn(Duration) -> W,
-    ) -> Poll<(u32, T, Ended<F::Output>)> {
+    ) -> Poll<Finished<T, F::Output>> {
         let mut this = self.project();
         if let Some(mut attempt) = this.attempt.as_mut().as_pin_mut() {
             let ended = match attempt.as_mut().poll(cx) {
@@ -191,7 +212,12 @@ where
             {
                 this.attempt.set(None);
                 this.timer.set(None);
-                return Poll::Ready((*this.number, started, ended));
+                return Poll::Ready(Finished {
+                    number: *this.number,
+                    started,
+                    span: this.span.take(),
+                    ended,
+                });
             }
         }
         this.rest.poll_ended(cx, timer)
@@ -201,6 +227,7 @@ where
         let mut this = self.project();
         this.attempt.set(None);
         this.timer.set(None);
+        *this.span = None;
         if let Some(started) = this.started.take() {
             dropped(started);
         }

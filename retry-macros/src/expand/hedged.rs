@@ -78,7 +78,6 @@ impl Parts<'_> {
             #sketch
             let __retry_make = || #future;
             loop {
-                __retry_call.begin_attempt();
                 let __retry_delay = {
                     let (#outcome, __retry_decision) = __retry_call.#hedged(
                         #policy,

@@ -531,3 +531,63 @@ async fn until_a_percentile_has_its_samples_min_is_the_delay() {
     assert_eq!(after_p95_or_min(&seen).await.unwrap(), 2);
     assert_eq!(start.elapsed(), Duration::from_millis(60));
 }
+
+/// What the hooks saw: (hook, attempt, is_hedge, class code).
+type HookSeen = Mutex<Vec<(&'static str, u32, bool, Option<String>)>>;
+
+static HOOKS: HookSeen = Mutex::new(Vec::new());
+
+fn note(hook: &'static str, context: &reattempt::hooks::Context<'_, io::Result<u32>>) {
+    let code = context.class().and_then(|c| c.code().map(str::to_owned));
+    HOOKS
+        .lock()
+        .unwrap()
+        .push((hook, context.attempt(), context.is_hedge(), code));
+}
+
+/// Round 1: attempt 1 fails after 100 ms, its hedge 2 at 60 ms; round 2:
+/// attempt 3 is slow, and its hedge 4 wins.
+#[retry(
+    max = 5,
+    backoff = fixed(1s),
+    hedge = 50ms,
+    before = |c| note("before", c),
+    after = |c| note("after", c),
+    on_retry = |c| note("on_retry", c),
+    on_give_up = |c| note("on_give_up", c)
+)]
+async fn hooked() -> io::Result<u32> {
+    let number = reattempt::attempt().unwrap().number();
+    match number {
+        1 => {
+            sleep(Duration::from_millis(100)).await;
+            Err(ErrorKind::ConnectionReset.into())
+        }
+        2 => {
+            sleep(Duration::from_millis(10)).await;
+            Err(ErrorKind::ConnectionReset.into())
+        }
+        3 => {
+            sleep(Duration::from_secs(10)).await;
+            Ok(3)
+        }
+        n => Ok(n),
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn hooks_see_each_round_and_whether_the_attempt_that_ended_it_was_a_hedge() {
+    assert_eq!(hooked().await.unwrap(), 4);
+    let seen = HOOKS.lock().unwrap().clone();
+    let reset = Some("ConnectionReset".to_owned());
+    assert_eq!(
+        seen,
+        [
+            ("before", 1, false, None),
+            ("after", 1, false, reset.clone()),
+            ("on_retry", 1, false, reset),
+            ("before", 3, false, None),
+            ("after", 4, true, None),
+        ]
+    );
+}

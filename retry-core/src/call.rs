@@ -21,6 +21,7 @@ use crate::clock::Clock;
 use crate::current::{self, Frame, HasFrame};
 use crate::export;
 use crate::give_up::GiveUp;
+use crate::hedge::RoundEnded;
 use crate::hooks::Context;
 use crate::jitter::Rng;
 use crate::limited::Limited;
@@ -495,7 +496,24 @@ impl<'p, B: Backoff, C: Clock, S: Slot> Call<'p, B, C, S> {
             delay: failures.last_delay,
             gave_up,
             call_id,
+            hedge: false,
         }
+    }
+
+    /// What hooks see after a hedged round: the attempt that `ended` it,
+    /// which returned `outcome`.
+    pub fn round_context<'o, R: ?Sized>(
+        &mut self,
+        outcome: &'o R,
+        ended: RoundEnded,
+    ) -> Context<'o, R> {
+        let mut context = self.context(Some(outcome));
+        context.attempt = ended.attempt;
+        context.hedge = ended.hedge;
+        if ended.succeeded {
+            context.class = None;
+        }
+        context
     }
 }
 

@@ -20,6 +20,14 @@ pub(crate) use frame::HedgeFrame;
 pub use sketch::LatencySketch;
 pub use slots::{End, Ended, Finished, InFlight, Slot, Slots};
 
+/// The attempt that ended a hedged round, for the hooks after it.
+#[derive(Clone, Copy, Debug)]
+pub struct RoundEnded {
+    pub(crate) attempt: u32,
+    pub(crate) hedge: bool,
+    pub(crate) succeeded: bool,
+}
+
 /// The most attempts a hedged call runs at once, the first included.
 pub const MAX_IN_FLIGHT: u8 = 4;
 

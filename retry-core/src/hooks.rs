@@ -50,6 +50,7 @@ pub struct Context<'o, R: ?Sized> {
     pub(crate) delay: Option<Duration>,
     pub(crate) gave_up: Option<GiveUp>,
     pub(crate) call_id: CallId,
+    pub(crate) hedge: bool,
 }
 
 impl<'o, R: ?Sized> Context<'o, R> {
@@ -100,6 +101,12 @@ impl<'o, R: ?Sized> Context<'o, R> {
     /// Why the call gave up (`on_give_up`); `None` elsewhere.
     pub fn gave_up(&self) -> Option<GiveUp> {
         self.gave_up
+    }
+
+    /// Whether the attempt started as a hedge, beside a slow one
+    /// (`hedge`); `false` in `before`, and in a function without `hedge`.
+    pub fn is_hedge(&self) -> bool {
+        self.hedge
     }
 }
 

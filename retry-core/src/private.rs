@@ -34,7 +34,7 @@ pub use crate::const_policy::{
     JITTER_NONE, LinearOf, NESTED_SINGLE, NONE, NOT_IDEMPOTENT,
 };
 pub use crate::dynamic::{AnyBackoff, DynamicPolicy};
-pub use crate::hedge::{End, Hedge, LatencySketch, Slot};
+pub use crate::hedge::{End, Hedge, LatencySketch, RoundEnded, Slot};
 pub use crate::hooks::Context;
 pub use crate::jitter::Jitter;
 pub use crate::outcome::{Fallible, FromBreakerOpen, FromTimeout, Outcome};

@@ -91,22 +91,11 @@ fn hedge_rules(args: &Args, function: &Function, fail: &mut impl FnMut(syn::Erro
             "`hedge` starts another attempt while the first may still take effect, so it cannot go with `idempotent = false`\nwith `idempotent = key`, every attempt sends the call's one idempotency key, so the server applies the operation once",
         ));
     }
-    let not_yet = [
-        ("policy", args.policy.is_some()),
-        ("before", args.hooks.before.is_some()),
-        ("after", args.hooks.after.is_some()),
-        ("on_retry", args.hooks.on_retry.is_some()),
-        ("on_give_up", args.hooks.on_give_up.is_some()),
-    ];
-    for (name, given) in not_yet {
-        if given {
-            fail(syn::Error::new(
-                at,
-                format!(
-                    "`hedge` cannot be combined with `{name}` yet: for now a hedged call takes every argument but `policy` and the hooks"
-                ),
-            ));
-        }
+    if args.policy.is_some() {
+        fail(syn::Error::new(
+            at,
+            "`hedge` cannot be combined with `policy` yet: a dynamic policy cannot turn hedging off or change its delay, so a hedged function takes its policy from the attribute",
+        ));
     }
     // Attempts in flight together share the arguments: none may be
     // changed by one of them.

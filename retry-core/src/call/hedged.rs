@@ -19,7 +19,7 @@ use crate::breaker::RetryBreaker;
 use crate::class::{Class, Classification};
 use crate::clock::Clock;
 use crate::current::Frame;
-use crate::hedge::{Ended, Finished, Hedge, HedgeFrame, InFlight, Slots};
+use crate::hedge::{Ended, Finished, Hedge, HedgeFrame, InFlight, RoundEnded, Slots};
 use crate::limited::Limited;
 use crate::log;
 use crate::outcome::Outcome;
@@ -43,7 +43,7 @@ impl<B: Backoff, C: Clock, S: FailureSlot> Call<'_, B, C, S> {
     /// `slots` and timed by `timer` (the function's sleeper), and gives the
     /// outcome that ends it with the decision on it, as
     /// [`decide`](Self::decide) makes it (which takes the same readers of
-    /// the outcome).
+    /// the outcome), and which attempt that was, for the hooks after it.
     ///
     /// The round ends with the first attempt to succeed, or to fail in a
     /// way no other attempt would change (a logical or validation
@@ -65,7 +65,7 @@ impl<B: Backoff, C: Clock, S: FailureSlot> Call<'_, B, C, S> {
         judge_value: V,
         span: SP,
         fields: A,
-    ) -> (R, Decision)
+    ) -> (R, Decision, RoundEnded)
     where
         R: Outcome,
         F: Future<Output = R>,
@@ -226,6 +226,11 @@ impl<B: Backoff, C: Clock, S: FailureSlot> Call<'_, B, C, S> {
         // The next attempt, if any, comes after every one this round
         // started.
         self.hedged_to = next - 1;
+        let ended_by = RoundEnded {
+            attempt: number,
+            hedge: number != first,
+            succeeded: matches!(ended, RoundEnd::Succeeded),
+        };
         let decision = match ended {
             RoundEnd::Succeeded => {
                 if number != first {
@@ -244,7 +249,7 @@ impl<B: Backoff, C: Clock, S: FailureSlot> Call<'_, B, C, S> {
                 self.failed_in_round(class, &error, &span, &fields, number != first)
             }
         };
-        (outcome, decision)
+        (outcome, decision, ended_by)
     }
 
     /// The span of attempt `number` of a round, a `hedge` or not, when the

@@ -72,14 +72,23 @@ impl Parts<'_> {
                 code!(#private::wait(&mut __retry_call, __retry_delay).await),
             ),
         };
-        let refusal = self.refusal(args, &code!());
+        // Hooks see each round: `before` its first attempt, the others the
+        // attempt that ended it, a hedge or not.
+        let before = self.hook(&args.hooks.before, false);
+        let ended = code!(__retry_call.round_context(&#outcome, __retry_ended));
+        let after = self.hook_with(&args.hooks.after, ended.clone());
+        let on_retry = self.hook_with(&args.hooks.on_retry, ended.clone());
+        let on_give_up = self.hook_with(&args.hooks.on_give_up, ended);
+        let refused = self.hook(&args.hooks.on_give_up, true);
+        let refusal = self.refusal(args, &refused);
         code! {
             #refusal
             #sketch
             let __retry_make = || #future;
             loop {
+                #before
                 let __retry_delay = {
-                    let (#outcome, __retry_decision) = __retry_call.#hedged(
+                    let (#outcome, __retry_decision, __retry_ended) = __retry_call.#hedged(
                         #policy,
                         #when,
                         #slots,
@@ -89,9 +98,17 @@ impl Parts<'_> {
                         #judge
                     ).await;
                     #fallible
+                    #after
                     match __retry_decision {
-                        #private::Decision::Retry(__retry_delay) => __retry_delay,
-                        _ => return #outcome,
+                        #private::Decision::Return => return #outcome,
+                        #private::Decision::GiveUp(_) => {
+                            #on_give_up
+                            return #outcome;
+                        }
+                        #private::Decision::Retry(__retry_delay) => {
+                            #on_retry
+                            __retry_delay
+                        }
                     }
                 };
                 #wait;

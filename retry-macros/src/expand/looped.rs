@@ -216,12 +216,10 @@ impl Parts<'_> {
 
     /// A hook call; on an async function a returned future is awaited.
     pub(super) fn hook(&self, hook: &Option<syn::Expr>, after_attempt: bool) -> TokenStream {
-        let Some(hook) = hook else {
+        if hook.is_none() {
             return code!();
-        };
-        let Parts {
-            private, outcome, ..
-        } = self;
+        }
+        let outcome = &self.outcome;
         let seen = if after_attempt {
             code!(::core::option::Option::Some(&#outcome))
         } else {
@@ -230,8 +228,17 @@ impl Parts<'_> {
                 None => code!(::core::option::Option::None),
             }
         };
+        self.hook_with(hook, code!(__retry_call.context(#seen)))
+    }
+
+    /// A hook call with the context `context` makes.
+    pub(super) fn hook_with(&self, hook: &Option<syn::Expr>, context: TokenStream) -> TokenStream {
+        let Some(hook) = hook else {
+            return code!();
+        };
+        let private = self.private;
         // At the hook: one of the wrong type is reported there.
-        let arguments = code!(&__retry_call.context(#seen), #hook);
+        let arguments = code!(&#context, #hook);
         if self.shape.is_async() {
             let call = private_call("call_hook", hook.span(), arguments);
             // A hook that returns neither `()` nor a future is reported at

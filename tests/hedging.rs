@@ -591,3 +591,76 @@ async fn hooks_see_each_round_and_whether_the_attempt_that_ended_it_was_a_hedge(
         ]
     );
 }
+
+static HEDGING: reattempt::dynamic::PolicyCell =
+    reattempt::dynamic::PolicyCell::new(reattempt::dynamic::DynamicPolicy::new());
+
+/// The first attempt answers after a second; every other at once.
+#[retry(max = 5, backoff = none, hedge = 50ms, policy = &HEDGING)]
+async fn configured(seen: &Mutex<Seen>) -> io::Result<u32> {
+    let number = started(seen);
+    let took = if number == 1 { 1000 } else { 10 };
+    sleep(Duration::from_millis(took)).await;
+    Ok(number)
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_dynamic_policy_turns_hedging_off_or_changes_its_delay() {
+    use reattempt::dynamic::{DynamicPolicy, HedgeSpec};
+    let timed = |seen: Mutex<Seen>| async move {
+        let start = Instant::now();
+        let won = configured(&seen).await.unwrap();
+        (won, start.elapsed())
+    };
+    // The attribute's delay.
+    assert_eq!(
+        timed(Mutex::default()).await,
+        (2, Duration::from_millis(60))
+    );
+    HEDGING.set(DynamicPolicy::new().hedge(HedgeSpec::After(Duration::from_millis(5))));
+    assert_eq!(
+        timed(Mutex::default()).await,
+        (2, Duration::from_millis(15))
+    );
+    HEDGING.set("hedge = off".parse().unwrap());
+    assert_eq!(timed(Mutex::default()).await, (1, Duration::from_secs(1)));
+}
+
+static TURN_ON: reattempt::dynamic::PolicyCell =
+    reattempt::dynamic::PolicyCell::new(reattempt::dynamic::DynamicPolicy::new().hedge(
+        reattempt::dynamic::HedgeSpec::After(Duration::from_millis(5)),
+    ));
+
+/// Must not run twice, so no `hedge`; its dynamic policy asks for one.
+#[retry(max = 5, backoff = none, idempotent = false, policy = &TURN_ON)]
+async fn must_not_run_twice(seen: &Mutex<Seen>) -> io::Result<u32> {
+    let number = started(seen);
+    sleep(Duration::from_millis(100)).await;
+    Ok(number)
+}
+
+#[test]
+fn a_dynamic_policy_never_turns_hedging_on_and_says_so_once() {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .start_paused(true)
+        .build()
+        .unwrap();
+    let seen = Mutex::new(Seen::default());
+    let (events, text) = common::capture_logs(|| {
+        for _ in 0..3 {
+            assert_eq!(runtime.block_on(must_not_run_twice(&seen)).unwrap(), 1);
+        }
+    });
+    assert_eq!(
+        seen.into_inner().unwrap().started.len(),
+        3,
+        "one attempt a call"
+    );
+    let left_out: Vec<_> = events
+        .iter()
+        .filter(|e| e["fields"]["message"] == "dynamic hedge left out")
+        .collect();
+    assert_eq!(left_out.len(), 1, "{text}");
+    assert_eq!(left_out[0]["level"], "WARN");
+}

@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use reattempt::dynamic::{BackoffSpec, DynamicPolicy, PolicyCell};
+use reattempt::dynamic::{BackoffSpec, DynamicPolicy, HedgeSpec, PolicyCell};
 use reattempt::jitter::Jitter;
 use reattempt::retry;
 
@@ -22,12 +22,14 @@ fn expected() -> DynamicPolicy {
         .attempt_timeout(Duration::from_millis(1500))
         .honor_retry_after(false)
         .max_retry_after(Duration::from_secs(5))
+        .hedge(HedgeSpec::After(Duration::from_millis(20)))
 }
 
 #[test]
 fn the_text_form_reads_what_an_environment_variable_holds() {
     let text = "max = 4, backoff = exp(base = 100ms, max = 10s), jitter = full, \
-                deadline = 1m30s, attempt_timeout = 1.5s, retry_after = ignore, max_retry_after = 5s";
+                deadline = 1m30s, attempt_timeout = 1.5s, retry_after = ignore, max_retry_after = 5s, \
+                hedge = 20ms";
     assert_eq!(text.parse::<DynamicPolicy>(), Ok(expected()));
     assert_eq!(
         expected().to_string().parse::<DynamicPolicy>(),
@@ -105,7 +107,8 @@ mod serde {
         "deadline": "1m30s",
         "attempt_timeout": "1.5s",
         "honor_retry_after": false,
-        "max_retry_after": "5s"
+        "max_retry_after": "5s",
+        "hedge": "20ms"
     }"#;
 
     const TOML: &str = r#"
@@ -116,6 +119,7 @@ mod serde {
         attempt_timeout = "1500ms"
         honor_retry_after = false
         max_retry_after = "5s"
+        hedge = "20ms"
     "#;
 
     #[test]

@@ -9,15 +9,17 @@ use crate::stats::Site;
 /// The policy of one call under `policy = ...`: the dynamic policy over the
 /// static arguments, or those alone (with a WARN, once) when it is invalid.
 /// `cuts`: whether the function's attempts can be cut, which a dynamic
-/// `attempt_timeout` needs.
+/// `attempt_timeout` needs; `hedges`: whether the function hedges, which a
+/// dynamic `hedge` needs.
 #[inline]
 pub fn dynamic_policy<T: PolicySource + ?Sized>(
     base: &Policy<AnyBackoff>,
     dynamic: &T,
     site: &Site,
     cuts: bool,
+    hedges: bool,
 ) -> Policy<AnyBackoff> {
-    dynamic.read(|policy| resolve(base, policy, site, cuts))
+    dynamic.read(|policy| resolve(base, policy, site, cuts, hedges))
 }
 
 /// What `policy = ...` evaluates to: a [`DynamicPolicy`], a
@@ -72,16 +74,23 @@ impl<T: PolicySource + ?Sized> PolicySource for std::sync::Arc<T> {
 /// cannot honour is logged, after [`InvalidPolicy`]'s.
 const TIMEOUT_LEFT_OUT: u32 = 7;
 
+/// The kind under which a dynamic `hedge` for a function that does not
+/// hedge is logged, after the log's own kinds.
+const HEDGE_LEFT_OUT: u32 = 9;
+
 /// The policy of one call: the dynamic one when valid, else the static one
 /// with a WARN, once per kind of problem (the first value of each kind is
 /// the one logged). Where attempts cannot be cut (`cuts` is false: a sync
 /// function, or an error type that cannot stand for a timeout), a dynamic
-/// `attempt_timeout` is left out, with a WARN once, and the rest applies.
+/// `attempt_timeout` is left out, with a WARN once, and the rest applies;
+/// so is a dynamic `hedge` where the function does not hedge (`hedges` is
+/// false): a dynamic policy never turns hedging on.
 fn resolve(
     base: &Policy<AnyBackoff>,
     dynamic: &DynamicPolicy,
     site: &Site,
     cuts: bool,
+    hedges: bool,
 ) -> Policy<AnyBackoff> {
     match dynamic.apply(base) {
         Ok(mut policy) => {
@@ -96,6 +105,18 @@ fn resolve(
                     );
                 }
                 policy.attempt_timeout = base.attempt_timeout;
+            }
+            if !hedges && dynamic.hedge.is_some() {
+                if site.first_time(HEDGE_LEFT_OUT) {
+                    tracing::warn!(
+                        target: "reattempt",
+                        function = site.name(),
+                        reason = "the function does not hedge: a dynamic policy can turn \
+                                  hedging off or change its delay, not turn it on",
+                        "dynamic hedge left out",
+                    );
+                }
+                policy.hedge = None;
             }
             policy
         }

@@ -98,6 +98,14 @@ impl Hedge {
         }
     }
 
+    /// The same hedge after a fixed `after`, as a dynamic policy sets it.
+    pub(crate) fn after_fixed(self, after: Duration) -> Hedge {
+        Hedge {
+            after: After::Fixed(after),
+            ..self
+        }
+    }
+
     /// The most attempts in flight at once, the first included.
     pub const fn in_flight(&self) -> u8 {
         self.in_flight

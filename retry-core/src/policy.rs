@@ -7,6 +7,7 @@ use crate::backoff::Exponential;
 use crate::breaker::RetryBreaker;
 use crate::budget::RetryBudget;
 use crate::dead_letter::DeadLetter;
+use crate::dynamic::HedgeSpec;
 use crate::jitter::Jitter;
 use crate::limit::ConcurrencyLimit;
 use crate::stats::Alert;
@@ -52,6 +53,8 @@ pub struct Policy<B = Exponential> {
     pub(crate) on_alert: Option<fn(&Alert)>,
     pub(crate) nested: Nested,
     pub(crate) idempotent: Idempotent,
+    /// What a dynamic policy does to a hedged function's hedges.
+    pub(crate) hedge: Option<HedgeSpec>,
 }
 
 /// Whether an operation may take effect twice: `idempotent = ..`.
@@ -148,6 +151,7 @@ impl<B: core::fmt::Debug> core::fmt::Debug for Policy<B> {
             .field("alert_after", &self.alert_after)
             .field("nested", &self.nested)
             .field("idempotent", &self.idempotent)
+            .field("hedge", &self.hedge)
             .finish()
     }
 }
@@ -173,6 +177,7 @@ impl<B> Policy<B> {
             on_alert: None,
             nested: Nested::Allow,
             idempotent: Idempotent::Yes,
+            hedge: None,
         }
     }
 

@@ -91,12 +91,6 @@ fn hedge_rules(args: &Args, function: &Function, fail: &mut impl FnMut(syn::Erro
             "`hedge` starts another attempt while the first may still take effect, so it cannot go with `idempotent = false`\nwith `idempotent = key`, every attempt sends the call's one idempotency key, so the server applies the operation once",
         ));
     }
-    if args.policy.is_some() {
-        fail(syn::Error::new(
-            at,
-            "`hedge` cannot be combined with `policy` yet: a dynamic policy cannot turn hedging off or change its delay, so a hedged function takes its policy from the attribute",
-        ));
-    }
     // Attempts in flight together share the arguments: none may be
     // changed by one of them.
     for input in &function.sig.inputs {

@@ -19,6 +19,7 @@ use crate::breaker::RetryBreaker;
 use crate::class::{Class, Classification};
 use crate::clock::Clock;
 use crate::current::Frame;
+use crate::dynamic::HedgeSpec;
 use crate::hedge::{Ended, Finished, Hedge, HedgeFrame, InFlight, RoundEnded, Slots};
 use crate::limited::Limited;
 use crate::log;
@@ -117,13 +118,20 @@ impl<B: Backoff, C: Clock, S: FailureSlot> Call<'_, B, C, S> {
         // function's sketch: a hedge that wins does not hide the tail of
         // the attempt it beat.
         let sketch = hedge.sketch();
+        // A dynamic policy may turn the hedges off, or set their delay.
+        let hedge = match self.policy.hedge {
+            None => Some(hedge),
+            Some(HedgeSpec::Off) => None,
+            Some(HedgeSpec::After(after)) => Some(hedge.after_fixed(after)),
+        };
+        let after = || hedge.and_then(|hedge| hedge.after());
         let latency = |call: &Self, started| {
             if let Some(sketch) = sketch {
                 sketch.record(call.clock.since(started));
             }
         };
         if next <= last_allowed
-            && let Some(after) = hedge.after()
+            && let Some(after) = after()
         {
             hedge_timer.set(Some(timer(after)));
         }
@@ -199,8 +207,8 @@ impl<B: Backoff, C: Clock, S: FailureSlot> Call<'_, B, C, S> {
                     return Poll::Pending;
                 }
                 due = false;
-                let after = hedge.after().unwrap_or_default();
-                match self.hedge(next, after, &make, &span) {
+                let delay = after().unwrap_or_default();
+                match self.hedge(next, delay, &make, &span) {
                     Hedging::Start(attempt, attempt_span) => {
                         let now = self.clock.now();
                         if slots
@@ -216,7 +224,7 @@ impl<B: Backoff, C: Clock, S: FailureSlot> Call<'_, B, C, S> {
                     Hedging::NoMore => continue,
                 }
                 if next <= last_allowed
-                    && let Some(after) = hedge.after()
+                    && let Some(after) = after()
                 {
                     hedge_timer.set(Some(timer(after)));
                 }

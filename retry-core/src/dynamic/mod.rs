@@ -68,6 +68,21 @@ pub struct DynamicPolicy {
     pub honor_retry_after: Option<bool>,
     /// The longest server delay honoured.
     pub max_retry_after: Option<Duration>,
+    /// Hedging, for a function whose attribute has `hedge`: off, or
+    /// another delay. Hedging cannot be turned on here: a function hedges
+    /// only when its attribute says so, which it cannot for an operation
+    /// that must not run twice (`idempotent = false`).
+    pub hedge: Option<HedgeSpec>,
+}
+
+/// What a [`DynamicPolicy`] does to a hedged function's hedges.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HedgeSpec {
+    /// No hedges: each attempt runs alone (`hedge = off`).
+    Off,
+    /// A hedge once an attempt has run this long (`hedge = 20ms`), in
+    /// place of the attribute's delay or percentile.
+    After(Duration),
 }
 
 impl DynamicPolicy {
@@ -81,6 +96,7 @@ impl DynamicPolicy {
             attempt_timeout: None,
             honor_retry_after: None,
             max_retry_after: None,
+            hedge: None,
         }
     }
 
@@ -126,6 +142,14 @@ impl DynamicPolicy {
     /// Overrides `max_retry_after`, the longest server delay honoured.
     pub const fn max_retry_after(mut self, max: Duration) -> DynamicPolicy {
         self.max_retry_after = Some(max);
+        self
+    }
+
+    /// Overrides a hedged function's `hedge`: off, or another delay. A
+    /// function without `hedge` does not hedge, and logs once that the
+    /// override is left out.
+    pub const fn hedge(mut self, hedge: HedgeSpec) -> DynamicPolicy {
+        self.hedge = Some(hedge);
         self
     }
 
@@ -180,6 +204,13 @@ impl DynamicPolicy {
             // As the attribute refuses `max_retry_after = 0s`: every server
             // delay would end the call.
             (self.max_retry_after, "max_retry_after"),
+            (
+                match self.hedge {
+                    Some(HedgeSpec::After(after)) => Some(after),
+                    _ => None,
+                },
+                "hedge",
+            ),
         ] {
             if value == Some(Duration::ZERO) {
                 return Err(InvalidPolicy::Zero(what));
@@ -196,6 +227,9 @@ impl DynamicPolicy {
         }
         if let Some(max) = self.max_retry_after {
             policy = policy.max_retry_after(max);
+        }
+        if let Some(hedge) = self.hedge {
+            policy.hedge = Some(hedge);
         }
         // Without a deadline, a limit must be one a call runs through in
         // reasonable time. A function with no limit at all wrote so itself

@@ -16,9 +16,9 @@ use serde::{Deserialize, Serialize};
 
 use super::text::{
     CURVES, JITTERS, JitterWords, Written, duration_field, parse_backoff, parse_duration,
-    parse_jitter,
+    parse_hedge, parse_jitter,
 };
-use super::{BackoffSpec, DynamicPolicy, ParsePolicyError};
+use super::{BackoffSpec, DynamicPolicy, HedgeSpec, ParsePolicyError};
 use crate::jitter::Jitter;
 
 /// The fields of a policy, as an unknown one's error lists them.
@@ -30,6 +30,7 @@ const FIELDS: &[&str] = &[
     "attempt_timeout",
     "honor_retry_after",
     "max_retry_after",
+    "hedge",
 ];
 
 /// ```
@@ -92,6 +93,10 @@ impl<'de> Visitor<'de> for PolicyVisitor {
                     let honor = map.next_value_seed(Honor)?;
                     put(&mut policy.honor_retry_after, honor).ok_or_else(duplicate)?;
                 }
+                "hedge" => {
+                    let hedge = map.next_value_seed(Words::new(field, parse_hedge))?;
+                    put(&mut policy.hedge, hedge).ok_or_else(duplicate)?;
+                }
                 _ => {
                     let duration = map.next_value_seed(Words::new(field, parse_duration))?;
                     put(duration_field(&mut policy, field), duration).ok_or_else(duplicate)?;
@@ -144,6 +149,7 @@ impl<T> Visitor<'_> for Words<T> {
         match self.field {
             "backoff" => write!(f, "a curve for `backoff`: {CURVES}"),
             "jitter" => write!(f, "a jitter for `jitter`: {JITTERS}"),
+            "hedge" => write!(f, "\"off\" or a duration for `hedge`, such as \"20ms\""),
             field => write!(
                 f,
                 "a duration for `{field}`, such as \"250ms\", \"30s\" or \"1m30s\""
@@ -215,6 +221,7 @@ impl Serialize for DynamicPolicy {
             ("max_retry_after", self.max_retry_after),
         ];
         let fields = usize::from(self.max_attempts.is_some())
+            + usize::from(self.hedge.is_some())
             + usize::from(self.backoff.is_some())
             + usize::from(self.jitter.is_some())
             + usize::from(self.honor_retry_after.is_some())
@@ -239,6 +246,13 @@ impl Serialize for DynamicPolicy {
         }
         if let Some(honor) = self.honor_retry_after {
             map.serialize_entry("honor_retry_after", &honor)?;
+        }
+        match self.hedge {
+            Some(HedgeSpec::Off) => map.serialize_entry("hedge", "off")?,
+            Some(HedgeSpec::After(after)) => {
+                map.serialize_entry("hedge", &Written(after).to_string())?;
+            }
+            None => {}
         }
         map.end()
     }

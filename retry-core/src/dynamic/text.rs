@@ -7,7 +7,7 @@ use core::fmt;
 use core::str::FromStr;
 use core::time::Duration;
 
-use super::{BackoffSpec, DynamicPolicy, InvalidPolicy};
+use super::{BackoffSpec, DynamicPolicy, HedgeSpec, InvalidPolicy};
 use crate::backoff::{DEFAULT_BASE, DEFAULT_CAP, DEFAULT_FACTOR};
 use crate::jitter::Jitter;
 
@@ -54,8 +54,7 @@ fn syntax(message: impl Into<String>) -> ParsePolicyError {
 }
 
 /// The settings of the text form, as messages list them.
-const SETTINGS: &str =
-    "`max`, `backoff`, `jitter`, `deadline`, `attempt_timeout`, `retry_after`, `max_retry_after`";
+const SETTINGS: &str = "`max`, `backoff`, `jitter`, `deadline`, `attempt_timeout`, `retry_after`, `max_retry_after`, `hedge`";
 
 /// What a curve is written as.
 pub(super) const CURVES: &str = "`exp`, `exp(base = DUR, factor = F, max = DUR)`, `fixed(DUR)`, `linear(base = DUR, step = DUR, max = DUR)`, `fibonacci(base = DUR, max = DUR)` or `none`";
@@ -125,6 +124,10 @@ impl FromStr for DynamicPolicy {
                     parse_duration(value).map_err(in_setting)?,
                     key,
                 )?,
+                "hedge" => {
+                    let hedge = parse_hedge(value).map_err(in_setting)?;
+                    set_once(&mut policy.hedge, hedge, key)?;
+                }
                 "retry_after" | "honor_retry_after" => {
                     let honor = match value {
                         "honor" | "true" => true,
@@ -338,6 +341,14 @@ pub(crate) fn parse_jitter(text: &str) -> Result<Jitter, ParsePolicyError> {
 
 /// A duration as people write it: `250ms`, `30s`, `1m30s`, `1.5s`, `2h`
 /// (also `us` and `ns`).
+/// `off`, or the duration after which a slow attempt gets a hedge.
+pub(crate) fn parse_hedge(text: &str) -> Result<HedgeSpec, ParsePolicyError> {
+    match text {
+        "off" => Ok(HedgeSpec::Off),
+        after => parse_duration(after).map(HedgeSpec::After),
+    }
+}
+
 pub(crate) fn parse_duration(text: &str) -> Result<Duration, ParsePolicyError> {
     let text = text.trim();
     let malformed = || {
@@ -494,6 +505,11 @@ impl fmt::Display for DynamicPolicy {
         if let Some(max) = self.max_retry_after {
             setting(f, "max_retry_after", &Written(max))?;
         }
+        match self.hedge {
+            Some(HedgeSpec::Off) => setting(f, "hedge", &"off")?,
+            Some(HedgeSpec::After(after)) => setting(f, "hedge", &Written(after))?,
+            None => {}
+        }
         Ok(())
     }
 }
@@ -599,9 +615,12 @@ mod tests {
 
     #[test]
     fn a_policy_reads_back_what_it_writes() {
-        let text = "max = 4, backoff = linear(base = 10ms, step = 5ms, max = 1s), jitter = proportional(0.1), deadline = 1m, attempt_timeout = 2s, retry_after = ignore, max_retry_after = 5s";
+        let text = "max = 4, backoff = linear(base = 10ms, step = 5ms, max = 1s), jitter = proportional(0.1), deadline = 1m, attempt_timeout = 2s, retry_after = ignore, max_retry_after = 5s, hedge = 20ms";
         let policy: DynamicPolicy = text.parse().unwrap();
         assert_eq!(policy.to_string(), text);
+        let off: DynamicPolicy = "hedge = off".parse().unwrap();
+        assert_eq!(off.hedge, Some(HedgeSpec::Off));
+        assert_eq!(off.to_string(), "hedge = off");
         assert_eq!("".parse::<DynamicPolicy>(), Ok(DynamicPolicy::new()));
         assert_eq!(DynamicPolicy::new().to_string(), "");
     }
@@ -613,6 +632,7 @@ mod tests {
             ("max = 3, max = 4", "`max` is given twice"),
             ("deadline", "`deadline` is not `setting = value`"),
             ("deadline = soon", "deadline: `soon` is not a duration"),
+            ("hedge = soon", "hedge: `soon` is not a duration"),
             ("backoff = exp(factor = 0.5)", "the exponential factor 0.5"),
             (
                 "backoff = exp(base = 2s, max = 1s)",

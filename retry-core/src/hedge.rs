@@ -20,6 +20,16 @@ pub(crate) use frame::HedgeFrame;
 pub use sketch::LatencySketch;
 pub use slots::{End, Ended, Finished, InFlight, Slot, Slots};
 
+/// What a [`DynamicPolicy`](crate::dynamic::DynamicPolicy) does to a hedged function's hedges.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HedgeSpec {
+    /// No hedges: each attempt runs alone (`hedge = off`).
+    Off,
+    /// A hedge once an attempt has run this long (`hedge = 20ms`), in
+    /// place of the attribute's delay or percentile.
+    After(Duration),
+}
+
 /// The attempt that ended a hedged round, for the hooks after it.
 #[derive(Clone, Copy, Debug)]
 pub struct RoundEnded {

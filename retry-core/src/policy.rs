@@ -7,7 +7,7 @@ use crate::backoff::Exponential;
 use crate::breaker::RetryBreaker;
 use crate::budget::RetryBudget;
 use crate::dead_letter::DeadLetter;
-use crate::dynamic::HedgeSpec;
+use crate::hedge::HedgeSpec;
 use crate::jitter::Jitter;
 use crate::limit::ConcurrencyLimit;
 use crate::stats::Alert;

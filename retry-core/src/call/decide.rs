@@ -12,6 +12,7 @@ use crate::backoff::Backoff;
 use crate::class::Classification;
 use crate::clock::Clock;
 use crate::export;
+use crate::outcome::Outcome;
 use crate::policy::Policy;
 
 impl<B: Backoff, C: Clock, S: Slot> Call<'_, B, C, S> {
@@ -122,5 +123,39 @@ where
 {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         (self.1)(self.0, f)
+    }
+}
+
+/// What the logs say of an attempt's failure.
+pub(super) fn describe_failure<'o, R, D>(
+    outcome: &'o R,
+    class: &Classification,
+    describe: &'o D,
+) -> Failure<'o, R::Error, D>
+where
+    R: Outcome,
+    D: Fn(&R::Error, &mut fmt::Formatter<'_>) -> fmt::Result,
+{
+    match outcome.split() {
+        Ok(_) => Failure::Value(FailedValue(*class)),
+        Err(error) => Failure::Error(Described(error, describe)),
+    }
+}
+
+/// An error with the function that writes it, or a value that is a failure.
+pub(super) enum Failure<'o, E, D> {
+    Error(Described<'o, E, &'o D>),
+    Value(FailedValue),
+}
+
+impl<E, D> fmt::Display for Failure<'_, E, D>
+where
+    D: Fn(&E, &mut fmt::Formatter<'_>) -> fmt::Result,
+{
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Failure::Error(error) => error.fmt(f),
+            Failure::Value(value) => value.fmt(f),
+        }
     }
 }

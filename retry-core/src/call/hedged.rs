@@ -11,7 +11,7 @@ use core::time::Duration;
 use tracing::{Level, Span};
 
 use super::cut::{TIMED_OUT, timeout_class};
-use super::decide::{Described, FailedValue};
+use super::decide::describe_failure;
 use super::failure_state::Slot as FailureSlot;
 use super::{Call, Decision, FieldVisitor};
 use crate::backoff::Backoff;
@@ -19,8 +19,7 @@ use crate::breaker::RetryBreaker;
 use crate::class::{Class, Classification};
 use crate::clock::Clock;
 use crate::current::Frame;
-use crate::dynamic::HedgeSpec;
-use crate::hedge::{Ended, Finished, Hedge, HedgeFrame, InFlight, RoundEnded, Slots};
+use crate::hedge::{Ended, Finished, Hedge, HedgeFrame, HedgeSpec, InFlight, RoundEnded, Slots};
 use crate::limited::Limited;
 use crate::log;
 use crate::outcome::Outcome;
@@ -433,38 +432,4 @@ fn timed_out<R>(cut: Option<fn(AttemptTimeout) -> R>, given: Duration) -> R {
 /// How a round reads an attempt that a timer cut.
 fn cut_short() -> RoundEnd {
     RoundEnd::MayPass(timeout_class(TIMED_OUT))
-}
-
-/// What the logs say of an attempt's failure.
-fn describe_failure<'o, R, D>(
-    outcome: &'o R,
-    class: &Classification,
-    describe: &'o D,
-) -> Failure<'o, R::Error, D>
-where
-    R: Outcome,
-    D: Fn(&R::Error, &mut fmt::Formatter<'_>) -> fmt::Result,
-{
-    match outcome.split() {
-        Ok(_) => Failure::Value(FailedValue(*class)),
-        Err(error) => Failure::Error(Described(error, describe)),
-    }
-}
-
-/// An error with the function that writes it, or a value that is a failure.
-enum Failure<'o, E, D> {
-    Error(Described<'o, E, &'o D>),
-    Value(FailedValue),
-}
-
-impl<E, D> fmt::Display for Failure<'_, E, D>
-where
-    D: Fn(&E, &mut fmt::Formatter<'_>) -> fmt::Result,
-{
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Failure::Error(error) => error.fmt(f),
-            Failure::Value(value) => value.fmt(f),
-        }
-    }
 }

@@ -20,6 +20,7 @@ use crate::backoff::Exponential;
 use crate::jitter::Jitter;
 use crate::policy::Policy;
 
+pub use crate::hedge::HedgeSpec;
 pub use cell::PolicyCell;
 pub use invalid::{InvalidPolicy, MAX_ATTEMPTS_WITHOUT_DEADLINE};
 use spec::checked;
@@ -73,16 +74,6 @@ pub struct DynamicPolicy {
     /// only when its attribute says so, which it cannot for an operation
     /// that must not run twice (`idempotent = false`).
     pub hedge: Option<HedgeSpec>,
-}
-
-/// What a [`DynamicPolicy`] does to a hedged function's hedges.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum HedgeSpec {
-    /// No hedges: each attempt runs alone (`hedge = off`).
-    Off,
-    /// A hedge once an attempt has run this long (`hedge = 20ms`), in
-    /// place of the attribute's delay or percentile.
-    After(Duration),
 }
 
 impl DynamicPolicy {

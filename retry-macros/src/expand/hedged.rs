@@ -79,6 +79,7 @@ impl Parts<'_> {
         let after = self.hook_with(&args.hooks.after, ended.clone());
         let on_retry = self.hook_with(&args.hooks.on_retry, ended.clone());
         let on_give_up = self.hook_with(&args.hooks.on_give_up, ended);
+        let taken = self.decision_taken(&after, &on_retry, &on_give_up);
         let refused = self.hook(&args.hooks.on_give_up, true);
         let refusal = self.refusal(args, &refused);
         code! {
@@ -98,18 +99,7 @@ impl Parts<'_> {
                         #judge
                     ).await;
                     #fallible
-                    #after
-                    match __retry_decision {
-                        #private::Decision::Return => return #outcome,
-                        #private::Decision::GiveUp(_) => {
-                            #on_give_up
-                            return #outcome;
-                        }
-                        #private::Decision::Retry(__retry_delay) => {
-                            #on_retry
-                            __retry_delay
-                        }
-                    }
+                    #taken
                 };
                 #wait;
             }

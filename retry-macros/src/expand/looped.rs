@@ -81,20 +81,10 @@ impl Parts<'_> {
                 }
             }
         } else {
+            let taken = self.decision_taken(&after, &on_retry, &on_give_up);
             code! {
                 let __retry_decision = #decision;
-                #after
-                match __retry_decision {
-                    #private::Decision::Return => return #outcome,
-                    #private::Decision::GiveUp(_) => {
-                        #on_give_up
-                        return #outcome;
-                    }
-                    #private::Decision::Retry(__retry_delay) => {
-                        #on_retry
-                        __retry_delay
-                    }
-                }
+                #taken
             }
         };
         // The outcome goes out of scope before the wait, so that nothing
@@ -123,6 +113,34 @@ impl Parts<'_> {
                     #decided
                 };
                 #sleep;
+            }
+        }
+    }
+
+    /// What follows `__retry_decision`, with the hooks after an attempt:
+    /// `after`, then a return, or `on_give_up` and a return, or
+    /// `on_retry` and the delay.
+    pub(super) fn decision_taken(
+        &self,
+        after: &TokenStream,
+        on_retry: &TokenStream,
+        on_give_up: &TokenStream,
+    ) -> TokenStream {
+        let Parts {
+            private, outcome, ..
+        } = self;
+        code! {
+            #after
+            match __retry_decision {
+                #private::Decision::Return => return #outcome,
+                #private::Decision::GiveUp(_) => {
+                    #on_give_up
+                    return #outcome;
+                }
+                #private::Decision::Retry(__retry_delay) => {
+                    #on_retry
+                    __retry_delay
+                }
             }
         }
     }

@@ -42,31 +42,39 @@ impl<'c, F> Limited<'c, F> {
 }
 
 impl<'c, F> Limited<'c, F> {
-    /// An attempt that holds a permit as it is made, or none under no
-    /// limit; `Err` with the attempt when no permit is free, which does
-    /// not queue for one. Nested in an attempt on this thread that holds
-    /// the limit, it shares that one's permit, as a queued one would.
-    pub(crate) fn try_holding(
-        limit: Option<&'c ConcurrencyLimit>,
-        future: F,
-    ) -> Result<Limited<'c, F>, F> {
-        let gate = match limit {
-            None => Gate::Open,
-            Some(limit) => match held_slot(limit) {
-                Some(slot) => Gate::Holding(limit.share(slot)),
-                None => match limit.try_acquire() {
-                    Some(permit) => Gate::Holding(permit),
-                    None => return Err(future),
-                },
-            },
-        };
-        Ok(Limited { gate, future })
+    /// An attempt let in by `admission`, holding its permit as it starts.
+    pub(crate) fn admitted(admission: Admission<'c>, future: F) -> Limited<'c, F> {
+        Limited {
+            gate: admission.0,
+            future,
+        }
     }
 
     /// Whether it is still waiting for its permit: its attempt has not
     /// started.
     pub(crate) fn is_queued(&self) -> bool {
         matches!(self.gate, Gate::Waiting(_))
+    }
+}
+
+/// A permit taken for an attempt not made yet, or none under no limit.
+#[derive(Debug)]
+pub(crate) struct Admission<'c>(Gate<'c>);
+
+impl<'c> Admission<'c> {
+    /// A permit of `limit` when one is free, without queueing for one: for
+    /// an attempt that is skipped rather than queued (a hedge). Nested in
+    /// an attempt on this thread that holds the limit, it shares that
+    /// one's permit, as a queued one would. `None` when none is free.
+    pub(crate) fn try_now(limit: Option<&'c ConcurrencyLimit>) -> Option<Admission<'c>> {
+        let gate = match limit {
+            None => Gate::Open,
+            Some(limit) => match held_slot(limit) {
+                Some(slot) => Gate::Holding(limit.share(slot)),
+                None => Gate::Holding(limit.try_acquire()?),
+            },
+        };
+        Some(Admission(gate))
     }
 }
 

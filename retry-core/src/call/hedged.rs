@@ -20,7 +20,7 @@ use crate::class::{Class, Classification};
 use crate::clock::Clock;
 use crate::current::Frame;
 use crate::hedge::{Ended, Finished, Hedge, HedgeFrame, HedgeSpec, InFlight, RoundEnded, Slots};
-use crate::limited::Limited;
+use crate::limited::{Admission, Limited};
 use crate::log;
 use crate::outcome::Outcome;
 use crate::policy::Policy;
@@ -39,8 +39,8 @@ enum RoundEnd {
 }
 
 impl<B: Backoff, C: Clock, S: FailureSlot> Call<'_, B, C, S> {
-    /// Runs a hedged round of attempts, each made by `make`, held in
-    /// `slots` and timed by `timer` (the function's sleeper), and gives the
+    /// Runs a hedged round of attempts, each made by `make`, held in the
+    /// list of slots that `slots` makes, timed by `timer` (the function's sleeper), and gives the
     /// outcome that ends it with the decision on it, as
     /// [`decide`](Self::decide) makes it (which takes the same readers of
     /// the outcome), and which attempt that was, for the hooks after it.
@@ -56,7 +56,7 @@ impl<B: Backoff, C: Clock, S: FailureSlot> Call<'_, B, C, S> {
         &mut self,
         policy: &Policy<B>,
         hedge: Hedge,
-        slots: L,
+        slots: impl FnOnce() -> L,
         make: M,
         timer: T,
         cut: Option<fn(AttemptTimeout) -> R>,
@@ -70,7 +70,7 @@ impl<B: Backoff, C: Clock, S: FailureSlot> Call<'_, B, C, S> {
         R: Outcome,
         F: Future<Output = R>,
         M: Fn() -> F,
-        L: Slots<F, W, C::Reading>,
+        L: Slots<F, W, Option<C::Reading>>,
         T: Fn(Duration) -> W,
         W: Future<Output = ()>,
         K: Fn(&R::Error) -> Classification,
@@ -93,30 +93,32 @@ impl<B: Backoff, C: Clock, S: FailureSlot> Call<'_, B, C, S> {
         let timeout = cut.and(self.policy.attempt_timeout);
         let left = cut.and(self.deadline_left());
         let mut deadline = pin!(left.map(&timer));
-        let mut slots = pin!(slots);
+        // Made here, not passed in made: an async fn holds its arguments
+        // apart from its locals, and the slots are most of its state.
+        let mut slots = pin!(slots());
         let mut hedge_timer = pin!(None::<W>);
-        // The round's first attempt waits for its permit of the limit, as
-        // any attempt does.
-        // Each attempt has a span of its own, when the call has spans.
+        // Each attempt has a span of its own, when the call has spans. The
+        // round's first attempt waits for its permit of the limit, as any
+        // attempt does.
         let first_span = self.round_span(first, false);
         let attempt = Limited::new(
             self.policy.limit,
             self.scoped_as(first, first_span.clone(), make()),
         );
+        // Under `hedge(after = pNN)`, the latency of every attempt that
+        // ends, and the time so far of every one dropped, go to the
+        // function's sketch: a hedge that wins does not hide the tail of
+        // the attempt it beat. Without one, no clock is read for it.
+        let sketch = hedge.sketch();
+        let now = || sketch.map(|_| self.clock.now());
         let mut next = first;
-        let now = self.clock.now();
         if slots
             .as_mut()
-            .start(first, now, first_span, attempt, timeout)
+            .start(first, now(), first_span, attempt, timeout)
             .is_ok()
         {
             next += 1;
         }
-        // Under `hedge(after = pNN)`, the latency of every attempt that
-        // ends, and the time so far of every one dropped, go to the
-        // function's sketch: a hedge that wins does not hide the tail of
-        // the attempt it beat.
-        let sketch = hedge.sketch();
         // A dynamic policy may turn the hedges off, or set their delay.
         let hedge = match self.policy.hedge {
             None => Some(hedge),
@@ -124,8 +126,8 @@ impl<B: Backoff, C: Clock, S: FailureSlot> Call<'_, B, C, S> {
             Some(HedgeSpec::After(after)) => Some(hedge.after_fixed(after)),
         };
         let after = || hedge.and_then(|hedge| hedge.after());
-        let latency = |call: &Self, started| {
-            if let Some(sketch) = sketch {
+        let latency = |call: &Self, started: Option<C::Reading>| {
+            if let (Some(sketch), Some(started)) = (sketch, started) {
                 sketch.record(call.clock.since(started));
             }
         };
@@ -209,10 +211,10 @@ impl<B: Backoff, C: Clock, S: FailureSlot> Call<'_, B, C, S> {
                 let delay = after().unwrap_or_default();
                 match self.hedge(next, delay, &make, &span) {
                     Hedging::Start(attempt, attempt_span) => {
-                        let now = self.clock.now();
+                        let started = sketch.map(|_| self.clock.now());
                         if slots
                             .as_mut()
-                            .start(next, now, attempt_span, attempt, timeout)
+                            .start(next, started, attempt_span, attempt, timeout)
                             .is_ok()
                         {
                             next += 1;
@@ -288,9 +290,7 @@ impl<B: Backoff, C: Clock, S: FailureSlot> Call<'_, B, C, S> {
         {
             return Hedging::NoMore;
         }
-        let attempt_span = self.round_span(number, true);
-        let scoped = self.scoped_as(number, attempt_span.clone(), make());
-        let Ok(attempt) = Limited::try_holding(policy.limit, scoped) else {
+        let Some(admission) = Admission::try_now(policy.limit) else {
             return Hedging::NotNow;
         };
         if let Some(budget) = policy.budget
@@ -298,6 +298,11 @@ impl<B: Backoff, C: Clock, S: FailureSlot> Call<'_, B, C, S> {
         {
             return Hedging::NoMore;
         }
+        // Made once it starts, so that no hedge that does not start has
+        // a span, nor an attempt made.
+        let attempt_span = self.round_span(number, true);
+        let scoped = self.scoped_as(number, attempt_span.clone(), make());
+        let attempt = Limited::admitted(admission, scoped);
         let in_hedge = attempt_span.as_ref().map(Span::enter);
         self.hedge_starts(number, span);
         drop(in_hedge);

@@ -92,7 +92,7 @@ impl Parts<'_> {
                     let (#outcome, __retry_decision, __retry_ended) = __retry_call.#hedged(
                         #policy,
                         #when,
-                        #slots,
+                        || #slots,
                         &__retry_make,
                         #timer,
                         #cut,

@@ -71,9 +71,8 @@ pub fn validate(args: &Args, function: &Function) -> syn::Result<()> {
     }
 }
 
-/// `hedge`: an async function whose attempts can run at once, which may
-/// take effect more than once, and (for now) without the arguments whose
-/// part in a hedged call is still to be built.
+/// `hedge`: an async function whose attempts can run at once, sharing
+/// its arguments, and which may take effect more than once.
 fn hedge_rules(args: &Args, function: &Function, fail: &mut impl FnMut(syn::Error)) {
     let Some(hedge) = &args.hedge else {
         return;

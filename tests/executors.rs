@@ -1,7 +1,7 @@
 //! Async functions on an executor other than tokio's: with `sleep = ...`,
-//! the waits, `attempt_timeout` and the deadline (which also ends a wait
-//! for a permit) all run on that sleeper, and nothing asks for tokio's
-//! reactor.
+//! the waits, `attempt_timeout`, the deadline (which also ends a wait for
+//! a permit) and the delay of a hedge all run on that sleeper, and nothing
+//! asks for tokio's reactor.
 
 use std::future::Future;
 use std::io::{self, ErrorKind};
@@ -159,6 +159,28 @@ fn the_deadline_ends_the_wait_for_a_permit_on_the_custom_sleeper() {
     assert_eq!(*calls.lock().unwrap(), 0, "no attempt ran");
     release.send(()).unwrap();
     holder.join().unwrap();
+}
+
+/// The first attempt hangs 5 s; its hedge, after 20 ms on the custom
+/// sleeper, answers.
+#[retry(max = 3, backoff = none, hedge = 20ms, sleep = thread_sleep)]
+async fn hedged_on_the_sleeper(calls: &Mutex<u32>) -> io::Result<u32> {
+    let call = {
+        let mut calls = calls.lock().unwrap();
+        *calls += 1;
+        *calls
+    };
+    if call == 1 {
+        thread_sleep(Duration::from_secs(5)).await;
+    }
+    Ok(call)
+}
+
+#[test]
+fn a_hedge_is_timed_by_the_custom_sleeper() {
+    let calls = Mutex::new(0);
+    let answer = cut_in_time(hedged_on_the_sleeper(&calls), "the slow attempt");
+    assert_eq!(answer.unwrap(), 2, "the hedge's answer");
 }
 
 /// Without `sleep = ..`, an async function's waits and timers are tokio's;

@@ -96,16 +96,18 @@
 //! **`AsyncHedged`**: an async function with `hedge`. Its call state is
 //! built first, as `AsyncCall`'s; each round of attempts is one await of
 //! `hedged`, which makes each attempt with the closure `__retry_make`,
-//! holds those in flight in a list of slots as long as `in_flight`, each
-//! in a span of its own, and decides on the outcome that ends the round.
+//! holds those in flight in a list of slots as long as `in_flight` (made
+//! by the closure it is given), each in a span of its own, and gives the
+//! outcome that ends the round, the decision on it, and which attempt it
+//! was, for the hooks after it.
 //!
 //! ```text
 //! let mut __retry_call = Call::new(&__RETRY_POLICY, &__RETRY_SITE, async_clock());
 //! let __retry_make = || attempt::<Ret, _>(async { body });
 //! loop {
 //!     let __retry_delay = {
-//!         let (__retry_out, __retry_decision) = __retry_call
-//!             .hedged(&__RETRY_POLICY, &Hedge::new(50ms, 2), Slot::new(Slot::new(End)), &__retry_make, ..)
+//!         let (__retry_out, __retry_decision, __retry_ended) = __retry_call
+//!             .hedged(&__RETRY_POLICY, Hedge::new(50ms, 2), || Slot::new(Slot::new(End)), &__retry_make, timer, cut, ..)
 //!             .await;
 //!         match __retry_decision {
 //!             Decision::Retry(delay) => delay,

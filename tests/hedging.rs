@@ -576,17 +576,23 @@ async fn hooked() -> io::Result<u32> {
 }
 
 #[tokio::test(start_paused = true)]
-async fn hooks_see_each_round_and_whether_the_attempt_that_ended_it_was_a_hedge() {
+async fn hooks_see_each_attempt_and_whether_it_is_a_hedge() {
     assert_eq!(hooked().await.unwrap(), 4);
     let seen = HOOKS.lock().unwrap().clone();
     let reset = Some("ConnectionReset".to_owned());
     assert_eq!(
         seen,
         [
+            // Round 1: attempt 1, its hedge 2 (failing beside it), then 1
+            // fails too and the call retries.
             ("before", 1, false, None),
+            ("before", 2, true, None),
+            ("after", 2, true, reset.clone()),
             ("after", 1, false, reset.clone()),
             ("on_retry", 1, false, reset),
+            // Round 2: attempt 3, and its hedge 4, which wins.
             ("before", 3, false, None),
+            ("before", 4, true, None),
             ("after", 4, true, None),
         ]
     );

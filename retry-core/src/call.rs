@@ -50,6 +50,7 @@ mod lazy;
 #[cfg(feature = "tokio")]
 mod next;
 mod pending;
+mod round;
 mod run;
 
 pub use failure_state::{Boxed, FailureState, Inline, Slot};
@@ -58,6 +59,7 @@ pub use instead::{Deadline, Late, NoDeadline, Within};
 pub use lazy::LazyCall;
 #[cfg(feature = "tokio")]
 pub use next::Next;
+pub use round::{Round, RoundEvent};
 
 /// The names and values of the arguments in `fields(..)`, for records.
 pub type FieldVisitor<'v> = &'v mut dyn FnMut(&'static str, &dyn fmt::Debug);
@@ -500,18 +502,23 @@ impl<'p, B: Backoff, C: Clock, S: Slot> Call<'p, B, C, S> {
         }
     }
 
-    /// What hooks see after a hedged round: the attempt that `ended` it,
-    /// which returned `outcome`.
+    /// What hooks see of an attempt of a hedged round: before a hedge
+    /// (`outcome` is `None`), after one that failed beside others, or
+    /// after the one that ended the round.
     pub fn round_context<'o, R: ?Sized>(
         &mut self,
-        outcome: &'o R,
-        ended: RoundEnded,
+        outcome: Option<&'o R>,
+        seen: RoundEnded,
     ) -> Context<'o, R> {
-        let mut context = self.context(Some(outcome));
-        context.attempt = ended.attempt;
-        context.hedge = ended.hedge;
-        if ended.succeeded {
+        let mut context = self.context(outcome);
+        context.attempt = seen.attempt;
+        context.hedge = seen.hedge;
+        if seen.succeeded || outcome.is_none() {
             context.class = None;
+        }
+        if seen.beside || outcome.is_none() {
+            context.delay = None;
+            context.gave_up = None;
         }
         context
     }

@@ -30,12 +30,15 @@ pub enum HedgeSpec {
     After(Duration),
 }
 
-/// The attempt that ended a hedged round, for the hooks after it.
+/// An attempt of a hedged round, as the hooks see it: one that started,
+/// failed beside others, or ended the round.
 #[derive(Clone, Copy, Debug)]
 pub struct RoundEnded {
     pub(crate) attempt: u32,
     pub(crate) hedge: bool,
     pub(crate) succeeded: bool,
+    /// It failed while others ran: no decision followed.
+    pub(crate) beside: bool,
 }
 
 /// The most attempts a hedged call runs at once, the first included.

@@ -21,6 +21,7 @@ pub use crate::call::{
     Boxed, Call, Deadline, Decision, FieldVisitor, Inline, Late, LazyCall, NoDeadline, Within,
     no_fields, no_span, run_sync,
 };
+pub use crate::call::{Round, RoundEvent};
 pub use crate::call_policy::{PolicySource, dynamic_policy};
 pub use crate::class::Classification;
 pub use crate::classify::{Classified, ClassifiedValue, Classify, IntoClassification};

@@ -94,24 +94,26 @@
 //! ```
 //!
 //! **`AsyncHedged`**: an async function with `hedge`. Its call state is
-//! built first, as `AsyncCall`'s; each round of attempts is one await of
-//! `hedged`, which makes each attempt with the closure `__retry_make`,
-//! holds those in flight in a list of slots as long as `in_flight` (made
-//! by the closure it is given), each in a span of its own, and gives the
-//! outcome that ends the round, the decision on it, and which attempt it
-//! was, for the hooks after it.
+//! built first, as `AsyncCall`'s. Each round of attempts is a `Round`,
+//! pinned in the loop: `begin_round` makes its first attempt with the
+//! closure `__retry_make`, and each await of `round_event` runs the
+//! attempts in flight (in a list of slots as long as `in_flight`, each in
+//! a span of its own) until a hedge starts, an attempt fails beside
+//! others, or the round ends with a decision, so that the hooks see each.
 //!
 //! ```text
 //! let mut __retry_call = Call::new(&__RETRY_POLICY, &__RETRY_SITE, async_clock());
 //! let __retry_make = || attempt::<Ret, _>(async { body });
 //! loop {
-//!     let __retry_delay = {
-//!         let (__retry_out, __retry_decision, __retry_ended) = __retry_call
-//!             .hedged(&__RETRY_POLICY, Hedge::new(50ms, 2), || Slot::new(Slot::new(End)), &__retry_make, timer, cut, ..)
-//!             .await;
-//!         match __retry_decision {
-//!             Decision::Retry(delay) => delay,
-//!             _ => return __retry_out,
+//!     let mut __retry_round = pin!(Round::new(Slot::new(Slot::new(End))));
+//!     __retry_call.begin_round(__retry_round.as_mut(), Hedge::new(50ms, 2), &__retry_make, timer, cut);
+//!     let __retry_delay = loop {
+//!         match __retry_call.round_event(__retry_round.as_mut(), &__RETRY_POLICY, &__retry_make, timer, cut, ..).await {
+//!             RoundEvent::Hedged(_) | RoundEvent::Beside(..) => {}
+//!             RoundEvent::Ended(__retry_out, __retry_decision, _) => break match __retry_decision {
+//!                 Decision::Retry(delay) => delay,
+//!                 _ => return __retry_out,
+//!             },
 //!         }
 //!     };
 //!     wait(&mut __retry_call, __retry_delay).await;

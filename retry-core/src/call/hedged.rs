@@ -4,22 +4,26 @@
 
 use core::fmt;
 use core::future::{Future, poll_fn};
-use core::pin::pin;
+use core::pin::Pin;
 use core::task::Poll;
 use core::time::Duration;
 
 use tracing::{Level, Span};
 
-use super::cut::{TIMED_OUT, timeout_class};
 use super::decide::describe_failure;
 use super::failure_state::Slot as FailureSlot;
-use super::{Call, Decision, FieldVisitor};
+use super::round::{
+    Beside, Happened, Hedging, Round, RoundEnd, RoundEvent, RoundState, arm, cut_short, timed_out,
+};
+use super::{Call, FieldVisitor};
 use crate::backoff::Backoff;
 use crate::breaker::RetryBreaker;
 use crate::class::{Class, Classification};
 use crate::clock::Clock;
 use crate::current::Frame;
-use crate::hedge::{Ended, Finished, Hedge, HedgeFrame, HedgeSpec, InFlight, RoundEnded, Slots};
+use crate::hedge::{
+    Ended, Finished, Hedge, HedgeFrame, HedgeSpec, LatencySketch, RoundEnded, Slots,
+};
 use crate::limited::{Admission, Limited};
 use crate::log;
 use crate::outcome::Outcome;
@@ -29,21 +33,74 @@ use crate::scoped::Scoped;
 use crate::spans;
 use crate::timeout::AttemptTimeout;
 
-/// How an attempt of a round ended, as the round reads it.
-enum RoundEnd {
-    Succeeded,
-    /// A failure after which another attempt may succeed.
-    MayPass(Classification),
-    /// A failure that no other attempt would change.
-    ForGood(Classification),
-}
-
 impl<B: Backoff, C: Clock, S: FailureSlot> Call<'_, B, C, S> {
-    /// Runs a hedged round of attempts, each made by `make`, held in the
-    /// list of slots that `slots` makes, timed by `timer` (the function's sleeper), and gives the
-    /// outcome that ends it with the decision on it, as
-    /// [`decide`](Self::decide) makes it (which takes the same readers of
-    /// the outcome), and which attempt that was, for the hooks after it.
+    /// Begins `round`: makes its first attempt with `make` and sets the
+    /// timers of its next hedge and of the deadline (on `timer`, the
+    /// function's sleeper). The attempt runs from the first
+    /// [`round_event`](Self::round_event); `cut` makes the outcome of an
+    /// attempt a timer cuts, where the outcome type can be a timeout.
+    pub fn begin_round<L, F, M, T, W, R>(
+        &mut self,
+        round: Pin<&mut Round<L, W>>,
+        hedge: Hedge,
+        make: M,
+        timer: T,
+        cut: Option<fn(AttemptTimeout) -> R>,
+    ) where
+        F: Future<Output = R>,
+        M: Fn() -> F,
+        L: Slots<F, W, Option<C::Reading>>,
+        T: Fn(Duration) -> W,
+        W: Future<Output = ()>,
+    {
+        // A retry that was pending is made now; every attempt of the round
+        // shares the call's id, so it is drawn before the first is copied.
+        self.attempt_starts();
+        self.frame.call_id.get_or_draw();
+        let mut round = round.project();
+        let first = self.frame.number;
+        let sketch = hedge.sketch();
+        // A dynamic policy may turn the hedges off, or set their delay.
+        let hedge = match self.policy.hedge {
+            None => Some(hedge),
+            Some(HedgeSpec::Off) => None,
+            Some(HedgeSpec::After(after)) => Some(hedge.after_fixed(after)),
+        };
+        // Attempts are cut (by `attempt_timeout`, and by the deadline,
+        // which bounds the whole round) only where a timeout can stand for
+        // their outcome.
+        let left = cut.and(self.deadline_left());
+        *round.state = RoundState {
+            first,
+            next: first + 1,
+            last_allowed: self.policy.max_attempts.map_or(u32::MAX, |max| max.get()),
+            in_flight: usize::from(hedge.map_or(2, |hedge| hedge.in_flight())),
+            hedge,
+            sketch,
+            timeout: cut.and(self.policy.attempt_timeout),
+            left,
+            due: false,
+        };
+        round.deadline.set(left.map(&timer));
+        // Each attempt has a span of its own, when the call has spans. The
+        // round's first attempt waits for its permit of the limit, as any
+        // attempt does.
+        let span = self.round_span(first, false);
+        let attempt = Limited::new(
+            self.policy.limit,
+            self.scoped_as(first, span.clone(), make()),
+        );
+        let started = self.started_at(round.state);
+        let timeout = round.state.timeout;
+        // The slots are empty: the attempt has a place.
+        let _ = round.slots.start(first, started, span, attempt, timeout);
+        arm(round.hedge_timer, round.state, &timer);
+    }
+
+    /// Runs `round` until a hedge starts, an attempt fails beside others,
+    /// or the round ends: then gives that, with the decision on the
+    /// outcome that ended it, as [`decide`](Self::decide) makes it (which
+    /// takes the same readers of the outcome).
     ///
     /// The round ends with the first attempt to succeed, or to fail in a
     /// way no other attempt would change (a logical or validation
@@ -52,11 +109,10 @@ impl<B: Backoff, C: Clock, S: FailureSlot> Call<'_, B, C, S> {
     /// flight, is logged and the round goes on; the last such failure ends
     /// it. Every attempt counts against `max`.
     #[allow(clippy::too_many_arguments)]
-    pub async fn hedged<R, F, M, L, T, W, K, D, V, SP, A>(
+    pub async fn round_event<L, F, M, T, W, R, K, D, V, SP, A>(
         &mut self,
+        round: Pin<&mut Round<L, W>>,
         policy: &Policy<B>,
-        hedge: Hedge,
-        slots: impl FnOnce() -> L,
         make: M,
         timer: T,
         cut: Option<fn(AttemptTimeout) -> R>,
@@ -65,7 +121,7 @@ impl<B: Backoff, C: Clock, S: FailureSlot> Call<'_, B, C, S> {
         judge_value: V,
         span: SP,
         fields: A,
-    ) -> (R, Decision, RoundEnded)
+    ) -> RoundEvent<R>
     where
         R: Outcome,
         F: Future<Output = R>,
@@ -80,75 +136,25 @@ impl<B: Backoff, C: Clock, S: FailureSlot> Call<'_, B, C, S> {
         A: Fn(FieldVisitor<'_>),
     {
         debug_assert!(core::ptr::eq(policy, self.policy), "the call's own policy");
-        // A retry that was pending is made now; every attempt of the round
-        // shares the call's id, so it is drawn before the first is copied.
-        self.attempt_starts();
-        self.frame.call_id.get_or_draw();
-        let first = self.frame.number;
-        let last_allowed = self.policy.max_attempts.map_or(u32::MAX, |max| max.get());
-        let in_flight = usize::from(hedge.in_flight());
-        // Attempts are cut (by `attempt_timeout`, and by the deadline, which
-        // bounds the whole round) only where a timeout can stand for their
-        // outcome.
-        let timeout = cut.and(self.policy.attempt_timeout);
-        let left = cut.and(self.deadline_left());
-        let mut deadline = pin!(left.map(&timer));
-        // Made here, not passed in made: an async fn holds its arguments
-        // apart from its locals, and the slots are most of its state.
-        let mut slots = pin!(slots());
-        let mut hedge_timer = pin!(None::<W>);
-        // Each attempt has a span of its own, when the call has spans. The
-        // round's first attempt waits for its permit of the limit, as any
-        // attempt does.
-        let first_span = self.round_span(first, false);
-        let attempt = Limited::new(
-            self.policy.limit,
-            self.scoped_as(first, first_span.clone(), make()),
-        );
-        // Under `hedge(after = pNN)`, the latency of every attempt that
-        // ends, and the time so far of every one dropped, go to the
-        // function's sketch: a hedge that wins does not hide the tail of
-        // the attempt it beat. Without one, no clock is read for it.
-        let sketch = hedge.sketch();
-        let now = || sketch.map(|_| self.clock.now());
-        let mut next = first;
-        if slots
-            .as_mut()
-            .start(first, now(), first_span, attempt, timeout)
-            .is_ok()
-        {
-            next += 1;
-        }
-        // A dynamic policy may turn the hedges off, or set their delay.
-        let hedge = match self.policy.hedge {
-            None => Some(hedge),
-            Some(HedgeSpec::Off) => None,
-            Some(HedgeSpec::After(after)) => Some(hedge.after_fixed(after)),
+        let mut round = round.project();
+        let state = &mut *round.state;
+        let first = state.first;
+        let seen = |number: u32, succeeded, beside| RoundEnded {
+            attempt: number,
+            hedge: number != first,
+            succeeded,
+            beside,
         };
-        let after = || hedge.and_then(|hedge| hedge.after());
-        let latency = |call: &Self, started: Option<C::Reading>| {
-            if let (Some(sketch), Some(started)) = (sketch, started) {
-                sketch.record(call.clock.since(started));
-            }
-        };
-        if next <= last_allowed
-            && let Some(after) = after()
-        {
-            hedge_timer.set(Some(timer(after)));
-        }
-        // A hedge is due each `after` since the last attempt started; one
-        // due while every slot is taken starts when a failure frees one.
-        let mut due = false;
-        let (number, outcome, ended) = poll_fn(|cx| {
+        let happened = poll_fn(|cx| {
             loop {
-                if let Poll::Ready(finished) = slots.as_mut().poll_ended(cx, &timer) {
+                if let Poll::Ready(finished) = round.slots.as_mut().poll_ended(cx, &timer) {
                     let Finished {
                         number,
                         started,
                         span: attempt_span,
                         ended,
                     } = finished;
-                    latency(self, started);
+                    self.latency(state.sketch, started);
                     let (outcome, ended) = match ended {
                         Ended::Returned(outcome) => {
                             let ended = self.ended_as(&outcome, &classify, &judge_value);
@@ -157,7 +163,7 @@ impl<B: Backoff, C: Clock, S: FailureSlot> Call<'_, B, C, S> {
                         Ended::TimedOut(given) => (timed_out(cut, given), cut_short()),
                     };
                     match ended {
-                        RoundEnd::MayPass(class) if slots.in_flight() > 0 => {
+                        RoundEnd::MayPass(class) if round.slots.in_flight() > 0 => {
                             let error = describe_failure(&outcome, &class, &describe);
                             if let Some(attempt_span) = &attempt_span {
                                 spans::failed(attempt_span, &class);
@@ -166,19 +172,23 @@ impl<B: Backoff, C: Clock, S: FailureSlot> Call<'_, B, C, S> {
                             let beside = Beside {
                                 number,
                                 hedge: number != first,
-                                in_flight: slots.in_flight(),
+                                in_flight: round.slots.in_flight(),
                             };
                             self.failed_beside(beside, class, &error, &span);
                             // A server that asks callers to slow down gets
                             // no more hedges.
                             if class.class() == Class::RateLimited {
-                                hedge_timer.set(None);
-                                due = false;
+                                round.hedge_timer.set(None);
+                                state.due = false;
                             }
-                            continue;
+                            return Poll::Ready(Happened::Beside(number, outcome));
                         }
                         ended => {
-                            slots.as_mut().clear(&mut |started| latency(self, started));
+                            let sketch = state.sketch;
+                            round
+                                .slots
+                                .as_mut()
+                                .clear(&mut |started| self.latency(sketch, started));
                             // The call decides on this attempt's outcome,
                             // in its span.
                             if let (Some(spans), Some(attempt_span)) =
@@ -186,60 +196,74 @@ impl<B: Backoff, C: Clock, S: FailureSlot> Call<'_, B, C, S> {
                             {
                                 spans.resume(attempt_span);
                             }
-                            return Poll::Ready((number, outcome, ended));
+                            return Poll::Ready(Happened::Ended(number, outcome, ended));
                         }
                     }
                 }
-                if let (Some(fired), Some(left)) = (deadline.as_mut().as_pin_mut(), left)
+                if let (Some(fired), Some(left)) =
+                    (round.deadline.as_mut().as_pin_mut(), state.left)
                     && fired.poll(cx).is_ready()
                 {
                     // What stands for the attempts the deadline cut is that
                     // of the last to start.
-                    slots.as_mut().clear(&mut |started| latency(self, started));
-                    return Poll::Ready((next - 1, timed_out(cut, left), cut_short()));
+                    let sketch = state.sketch;
+                    round
+                        .slots
+                        .as_mut()
+                        .clear(&mut |started| self.latency(sketch, started));
+                    let outcome = timed_out(cut, left);
+                    return Poll::Ready(Happened::Ended(state.next - 1, outcome, cut_short()));
                 }
-                if let Some(fired) = hedge_timer.as_mut().as_pin_mut()
+                if let Some(fired) = round.hedge_timer.as_mut().as_pin_mut()
                     && fired.poll(cx).is_ready()
                 {
-                    hedge_timer.set(None);
-                    due = true;
+                    round.hedge_timer.set(None);
+                    state.due = true;
                 }
-                if !due || slots.in_flight() >= in_flight {
+                if !state.due || round.slots.in_flight() >= state.in_flight {
                     return Poll::Pending;
                 }
-                due = false;
-                let delay = after().unwrap_or_default();
-                match self.hedge(next, delay, &make, &span) {
+                state.due = false;
+                let number = state.next;
+                let delay = state
+                    .hedge
+                    .and_then(|hedge| hedge.after())
+                    .unwrap_or_default();
+                match self.hedge(number, delay, &make, &span) {
                     Hedging::Start(attempt, attempt_span) => {
-                        let started = sketch.map(|_| self.clock.now());
-                        if slots
-                            .as_mut()
-                            .start(next, started, attempt_span, attempt, timeout)
-                            .is_ok()
-                        {
-                            next += 1;
-                        }
+                        let started = self.started_at(state);
+                        let timeout = state.timeout;
+                        // A slot is free: fewer are in flight than the
+                        // round allows.
+                        let _ = round.slots.as_mut().start(
+                            number,
+                            started,
+                            attempt_span,
+                            attempt,
+                            timeout,
+                        );
+                        state.next += 1;
+                        arm(round.hedge_timer.as_mut(), state, &timer);
+                        return Poll::Ready(Happened::Hedged(number));
                     }
                     // No permit is free: the next hedge is due later.
-                    Hedging::NotNow => {}
-                    Hedging::NoMore => continue,
-                }
-                if next <= last_allowed
-                    && let Some(after) = after()
-                {
-                    hedge_timer.set(Some(timer(after)));
+                    Hedging::NotNow => arm(round.hedge_timer.as_mut(), state, &timer),
+                    Hedging::NoMore => {}
                 }
             }
         })
         .await;
+        let (number, outcome, ended) = match happened {
+            Happened::Hedged(number) => return RoundEvent::Hedged(seen(number, false, false)),
+            Happened::Beside(number, outcome) => {
+                return RoundEvent::Beside(outcome, seen(number, false, true));
+            }
+            Happened::Ended(number, outcome, ended) => (number, outcome, ended),
+        };
         // The next attempt, if any, comes after every one this round
         // started.
-        self.hedged_to = next - 1;
-        let ended_by = RoundEnded {
-            attempt: number,
-            hedge: number != first,
-            succeeded: matches!(ended, RoundEnd::Succeeded),
-        };
+        self.hedged_to = state.next - 1;
+        let succeeded = matches!(ended, RoundEnd::Succeeded);
         let decision = match ended {
             RoundEnd::Succeeded => {
                 if number != first {
@@ -258,7 +282,23 @@ impl<B: Backoff, C: Clock, S: FailureSlot> Call<'_, B, C, S> {
                 self.failed_in_round(class, &error, &span, &fields, number != first)
             }
         };
-        (outcome, decision, ended_by)
+        RoundEvent::Ended(outcome, decision, seen(number, succeeded, false))
+    }
+
+    /// When an attempt starts, on the call's clock, where its latency goes
+    /// to a sketch; no clock is read otherwise.
+    fn started_at(&self, state: &RoundState) -> Option<C::Reading> {
+        state.sketch.map(|_| self.clock.now())
+    }
+
+    /// Under `hedge(after = pNN)`, the latency of an attempt that ended,
+    /// or the time it ran before it was dropped, goes to the function's
+    /// sketch: a hedge that wins does not hide the tail of the attempt it
+    /// beat.
+    fn latency(&self, sketch: Option<&'static LatencySketch>, started: Option<C::Reading>) {
+        if let (Some(sketch), Some(started)) = (sketch, started) {
+            sketch.record(self.clock.since(started));
+        }
     }
 
     /// The span of attempt `number` of a round, a `hedge` or not, when the
@@ -404,37 +444,4 @@ impl<B: Backoff, C: Clock, S: FailureSlot> Call<'_, B, C, S> {
         self.remember(&class, None, hedge);
         self.frame.number = round;
     }
-}
-
-/// An attempt that failed while others of its round run.
-struct Beside {
-    number: u32,
-    /// Whether it started as a hedge.
-    hedge: bool,
-    /// How many others run.
-    in_flight: usize,
-}
-
-/// Whether a hedge starts.
-enum Hedging<F> {
-    /// The hedge, and its span when the call has spans.
-    Start(InFlight<F>, Option<Span>),
-    /// Not now: no permit of the limit is free.
-    NotNow,
-    /// No more in this round.
-    NoMore,
-}
-
-/// The outcome of an attempt a timer cut after `given`: a timeout, which
-/// only a round that can make one (`cut`) sets a timer for.
-fn timed_out<R>(cut: Option<fn(AttemptTimeout) -> R>, given: Duration) -> R {
-    match cut {
-        Some(from_timeout) => from_timeout(AttemptTimeout::new(given)),
-        None => unreachable!("no timer cuts an attempt whose outcome cannot be a timeout"),
-    }
-}
-
-/// How a round reads an attempt that a timer cut.
-fn cut_short() -> RoundEnd {
-    RoundEnd::MayPass(timeout_class(TIMED_OUT))
 }

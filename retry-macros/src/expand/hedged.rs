@@ -1,6 +1,6 @@
 //! The loop of a hedged function ([`Shape::AsyncHedged`](crate::shape::Shape)):
-//! each round of attempts, made by one closure, is one await of the core's
-//! `hedged`, which gives the outcome that ended it and the decision on it.
+//! each round of attempts, made by one closure, runs in a `Round` of the
+//! core's, awaited event by event so that the hooks see each attempt.
 
 use proc_macro2::TokenStream;
 use syn::Ident;
@@ -53,7 +53,7 @@ impl Parts<'_> {
         for _ in 0..in_flight {
             slots = code!(#private::Slot::new(#slots));
         }
-        let hedged = Ident::new("hedged", self.return_span);
+        let round_event = Ident::new("round_event", self.return_span);
         // What stands for an attempt a timer cuts: a timeout, which
         // `attempt_timeout` needs the outcome type to be made of (reported
         // at the return type), and which a deadline uses where it can.
@@ -72,34 +72,62 @@ impl Parts<'_> {
                 code!(#private::wait(&mut __retry_call, __retry_delay).await),
             ),
         };
-        // Hooks see each round: `before` its first attempt, the others the
-        // attempt that ended it, a hedge or not.
+        // Hooks see each attempt: `before` the first of each round and
+        // each hedge, `after` each that fails beside others and the one
+        // that ends the round, which `on_retry` or `on_give_up` follow.
+        let ret_none = match self.ret {
+            Some(ret) => code!(::core::option::Option::None::<&#ret>),
+            None => code!(::core::option::Option::None),
+        };
         let before = self.hook(&args.hooks.before, false);
-        let ended = code!(__retry_call.round_context(&#outcome, __retry_ended));
-        let after = self.hook_with(&args.hooks.after, ended.clone());
-        let on_retry = self.hook_with(&args.hooks.on_retry, ended.clone());
-        let on_give_up = self.hook_with(&args.hooks.on_give_up, ended);
+        let before_hedge = self.hook_with(
+            &args.hooks.before,
+            code!(__retry_call.round_context(#ret_none, __retry_seen)),
+        );
+        let seen_after = code!(__retry_call.round_context(::core::option::Option::Some(&#outcome), __retry_seen));
+        let after = self.hook_with(&args.hooks.after, seen_after.clone());
+        let on_retry = self.hook_with(&args.hooks.on_retry, seen_after.clone());
+        let on_give_up = self.hook_with(&args.hooks.on_give_up, seen_after);
         let taken = self.decision_taken(&after, &on_retry, &on_give_up);
         let refused = self.hook(&args.hooks.on_give_up, true);
         let refusal = self.refusal(args, &refused);
+        // What an arm binds and no hook reads is not bound.
+        let bound = |used: bool, name: TokenStream| if used { name } else { code!(_) };
+        let hedged_seen = bound(!before_hedge.is_empty(), code!(__retry_seen));
+        let beside_out = bound(!after.is_empty(), code!(#outcome));
+        let beside_seen = bound(!after.is_empty(), code!(__retry_seen));
+        let ended_seen = bound(
+            !(after.is_empty() && on_retry.is_empty() && on_give_up.is_empty()),
+            code!(__retry_seen),
+        );
         code! {
             #refusal
             #sketch
             let __retry_make = || #future;
             loop {
+                let mut __retry_round = ::core::pin::pin!(#private::Round::new(#slots));
+                __retry_call.begin_round(__retry_round.as_mut(), #when, &__retry_make, #timer, #cut);
                 #before
-                let __retry_delay = {
-                    let (#outcome, __retry_decision, __retry_ended) = __retry_call.#hedged(
+                let __retry_delay = loop {
+                    match __retry_call.#round_event(
+                        __retry_round.as_mut(),
                         #policy,
-                        #when,
-                        || #slots,
                         &__retry_make,
                         #timer,
                         #cut,
                         #judge
-                    ).await;
-                    #fallible
-                    #taken
+                    ).await {
+                        #private::RoundEvent::Hedged(#hedged_seen) => {
+                            #before_hedge
+                        }
+                        #private::RoundEvent::Beside(#beside_out, #beside_seen) => {
+                            #after
+                        }
+                        #private::RoundEvent::Ended(#outcome, __retry_decision, #ended_seen) => {
+                            #fallible
+                            break { #taken };
+                        }
+                    }
                 };
                 #wait;
             }

@@ -670,3 +670,51 @@ fn a_dynamic_policy_never_turns_hedging_on_and_says_so_once() {
     assert_eq!(left_out.len(), 1, "{text}");
     assert_eq!(left_out[0]["level"], "WARN");
 }
+
+/// Consumes its argument: each attempt, hedges included, gets a clone.
+#[retry(max = 3, backoff = none, hedge = 50ms, clone(name))]
+async fn consumes(name: String, seen: &Mutex<Seen>) -> io::Result<String> {
+    let number = started(seen);
+    let took = if number == 1 { 1000 } else { 10 };
+    sleep(Duration::from_millis(took)).await;
+    let owned: String = name;
+    Ok(format!("{owned} {number}"))
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_argument_the_body_consumes_is_cloned_for_each_attempt_hedges_included() {
+    let seen = Mutex::new(Seen::default());
+    assert_eq!(
+        consumes("order".to_owned(), &seen).await.unwrap(),
+        "order 2"
+    );
+}
+
+/// Judged by `if_result`: a value of 0 is a failure that may pass.
+#[retry(max = 5, backoff = none, hedge = 50ms, if_result = |v: &u32| *v == 0)]
+async fn zero_is_not_ready(seen: &Mutex<Seen>) -> io::Result<u32> {
+    let number = started(seen);
+    if number == 1 {
+        sleep(Duration::from_millis(200)).await;
+        return Ok(7);
+    }
+    Ok(0)
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_value_if_result_rejects_fails_beside_the_others() {
+    let seen = Mutex::new(Seen::default());
+    assert_eq!(zero_is_not_ready(&seen).await.unwrap(), 7);
+    let numbers: Vec<u32> = seen
+        .into_inner()
+        .unwrap()
+        .started
+        .iter()
+        .map(|s| s.0)
+        .collect();
+    assert_eq!(
+        numbers,
+        [1, 2, 3, 4],
+        "hedges at 50, 100 and 150 ms, each rejected"
+    );
+}

@@ -120,6 +120,19 @@ where
     judge
 }
 
+/// [`judge_of`] for the outcomes of the attempts `make` makes, before any
+/// has run: for a hedged function.
+#[inline]
+pub fn judge_of_attempts<M, A, R, F>(_make: &M, judge: F) -> F
+where
+    M: Fn() -> A,
+    A: Future<Output = R>,
+    R: Outcome,
+    F: Fn(&R::Value) -> Option<Classification>,
+{
+    judge
+}
+
 /// What the body moves of a by-value argument (the argument, or a field of
 /// it), for the expansion's check that each attempt may move it again:
 /// `(&&Moved(&place)).__retry_moved()` gives what the check requires to be

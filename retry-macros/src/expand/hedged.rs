@@ -7,6 +7,7 @@ use syn::Ident;
 use syn::spanned::Spanned;
 
 use super::Parts;
+use super::judge::Source;
 use crate::args::{After, Args, Hedge};
 use crate::spanned::{own_sleep_awaited, private_call};
 
@@ -24,7 +25,7 @@ impl Parts<'_> {
             policy,
             ..
         } = self;
-        let judge = self.judge(args);
+        let judge = self.judge_from(args, Source::Attempts);
         let fallible = self.fallible(args);
         let in_flight = hedge.in_flight;
         // A percentile reads the latencies of the function's attempts,

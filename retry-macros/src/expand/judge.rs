@@ -16,6 +16,9 @@ pub(super) enum Source {
     Body,
     /// The attempt's outcome, which `decide` reads.
     Outcome,
+    /// The closure that makes a hedged function's attempts, whose
+    /// outcomes are judged before any is bound.
+    Attempts,
 }
 
 impl Parts<'_> {
@@ -23,8 +26,13 @@ impl Parts<'_> {
     /// error text, the judgement of values (`if_result`, or the value type's
     /// own) and the span of `fields(..)`.
     pub(super) fn judge(&self, args: &Args) -> TokenStream {
+        self.judge_from(args, Source::Outcome)
+    }
+
+    /// [`judge`](Self::judge), with the value's judgement typed by `source`.
+    pub(super) fn judge_from(&self, args: &Args, source: Source) -> TokenStream {
         let classify = &self.classify;
-        let judge_value = self.judge_value(args, Source::Outcome);
+        let judge_value = self.judge_value(args, source);
         let (span, fields) = self.span_and_fields(args);
         let describe = self.describe();
         code! {
@@ -79,6 +87,7 @@ impl Parts<'_> {
         };
         match source {
             Source::Body => code!(#private::judge_of_body(&__retry_body, #closure)),
+            Source::Attempts => code!(#private::judge_of_attempts(&__retry_make, #closure)),
             Source::Outcome => {
                 let outcome = &self.outcome;
                 code!(#private::judge_of(&#outcome, #closure))

@@ -34,6 +34,25 @@ impl Drop for DropSeen<'_> {
     }
 }
 
+/// The numbers of the attempts that started, in order.
+fn numbers(seen: Mutex<Seen>) -> Vec<u32> {
+    seen.into_inner()
+        .unwrap()
+        .started
+        .iter()
+        .map(|s| s.0)
+        .collect()
+}
+
+/// An attempt's body: the first takes `slow` ms, every other `fast`; each
+/// answers its number.
+async fn first_slow(seen: &Mutex<Seen>, slow: u64, fast: u64) -> io::Result<u32> {
+    let number = started(seen);
+    let took = if number == 1 { slow } else { fast };
+    sleep(Duration::from_millis(took)).await;
+    Ok(number)
+}
+
 fn started(seen: &Mutex<Seen>) -> u32 {
     let attempt = reattempt::attempt().expect("inside a retried call");
     seen.lock()
@@ -183,13 +202,7 @@ async fn a_transient_failure_beside_an_attempt_in_flight_does_not_end_the_call()
     assert_eq!(start.elapsed(), Duration::from_millis(200));
     // A hedge at 50, 100 and 150 ms, each failing at once; the first
     // attempt, still in flight, succeeds at 200.
-    let numbers: Vec<u32> = seen
-        .into_inner()
-        .unwrap()
-        .started
-        .iter()
-        .map(|s| s.0)
-        .collect();
+    let numbers = numbers(seen);
     assert_eq!(numbers, [1, 2, 3, 4]);
     let stats = reattempt::stats::get("hedging::hedges_reset").unwrap();
     assert_eq!(
@@ -223,13 +236,7 @@ async fn when_every_attempt_in_flight_failed_the_call_retries_after_them_all() {
     // The hedge, attempt 2, fails at 60 ms while 1 runs; 1 fails at 80,
     // before another hedge is due, and the retry waits 1 s.
     assert_eq!(start.elapsed(), Duration::from_millis(1080));
-    let numbers: Vec<u32> = seen
-        .into_inner()
-        .unwrap()
-        .started
-        .iter()
-        .map(|s| s.0)
-        .collect();
+    let numbers = numbers(seen);
     assert_eq!(numbers, [1, 2, 3]);
     let stats = reattempt::stats::get("hedging::round_fails").unwrap();
     assert_eq!(
@@ -296,10 +303,7 @@ fn a_hedged_call_is_send_when_its_body_is() {
 /// On the function's own sleeper: hedges are timed by it.
 #[retry(max = 5, backoff = none, hedge = 50ms, sleep = tokio::time::sleep)]
 async fn on_its_sleeper(seen: &Mutex<Seen>) -> io::Result<u32> {
-    let number = started(seen);
-    let took = if number == 1 { 1000 } else { 20 };
-    sleep(Duration::from_millis(took)).await;
-    Ok(number)
+    first_slow(seen, 1000, 20).await
 }
 
 #[tokio::test(start_paused = true)]
@@ -313,12 +317,7 @@ async fn a_hedge_is_timed_by_the_functions_own_sleeper() {
 /// A function whose body is an `async move` block after some setup.
 #[retry(max = 5, backoff = none, hedge = 50ms)]
 fn in_a_block(seen: &Mutex<Seen>) -> impl std::future::Future<Output = io::Result<u32>> + '_ {
-    async move {
-        let number = started(seen);
-        let took = if number == 1 { 1000 } else { 20 };
-        sleep(Duration::from_millis(took)).await;
-        Ok(number)
-    }
+    async move { first_slow(seen, 1000, 20).await }
 }
 
 #[tokio::test(start_paused = true)]
@@ -430,13 +429,7 @@ async fn pushed_back(seen: &Mutex<Seen>) -> io::Result<u32> {
 async fn a_rate_limited_failure_stops_the_hedges_of_its_call() {
     let seen = Mutex::new(Seen::default());
     assert_eq!(pushed_back(&seen).await.unwrap(), 1);
-    let numbers: Vec<u32> = seen
-        .into_inner()
-        .unwrap()
-        .started
-        .iter()
-        .map(|s| s.0)
-        .collect();
+    let numbers = numbers(seen);
     assert_eq!(
         numbers,
         [1, 2],
@@ -518,10 +511,7 @@ async fn a_percentile_hedges_once_it_has_its_samples() {
 
 #[retry(max = 5, backoff = none, hedge(after = p95, min = 50ms))]
 async fn after_p95_or_min(seen: &Mutex<Seen>) -> io::Result<u32> {
-    let number = started(seen);
-    let took = if number == 1 { 1000 } else { 10 };
-    sleep(Duration::from_millis(took)).await;
-    Ok(number)
+    first_slow(seen, 1000, 10).await
 }
 
 #[tokio::test(start_paused = true)]
@@ -604,10 +594,7 @@ static HEDGING: reattempt::dynamic::PolicyCell =
 /// The first attempt answers after a second; every other at once.
 #[retry(max = 5, backoff = none, hedge = 50ms, policy = &HEDGING)]
 async fn configured(seen: &Mutex<Seen>) -> io::Result<u32> {
-    let number = started(seen);
-    let took = if number == 1 { 1000 } else { 10 };
-    sleep(Duration::from_millis(took)).await;
-    Ok(number)
+    first_slow(seen, 1000, 10).await
 }
 
 #[tokio::test(start_paused = true)]
@@ -705,13 +692,7 @@ async fn zero_is_not_ready(seen: &Mutex<Seen>) -> io::Result<u32> {
 async fn a_value_if_result_rejects_fails_beside_the_others() {
     let seen = Mutex::new(Seen::default());
     assert_eq!(zero_is_not_ready(&seen).await.unwrap(), 7);
-    let numbers: Vec<u32> = seen
-        .into_inner()
-        .unwrap()
-        .started
-        .iter()
-        .map(|s| s.0)
-        .collect();
+    let numbers = numbers(seen);
     assert_eq!(
         numbers,
         [1, 2, 3, 4],

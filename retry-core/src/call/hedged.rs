@@ -72,7 +72,7 @@ impl<B: Backoff, C: Clock, S: FailureSlot> Call<'_, B, C, S> {
         let left = cut.and(self.deadline_left());
         *round.state = RoundState {
             first,
-            next: first + 1,
+            next: first.saturating_add(1),
             last_allowed: self.policy.max_attempts.map_or(u32::MAX, |max| max.get()),
             in_flight: usize::from(hedge.map_or(2, |hedge| hedge.in_flight())),
             hedge,
@@ -242,7 +242,7 @@ impl<B: Backoff, C: Clock, S: FailureSlot> Call<'_, B, C, S> {
                             attempt,
                             timeout,
                         );
-                        state.next += 1;
+                        state.next = state.next.saturating_add(1);
                         arm(round.hedge_timer.as_mut(), state, &timer);
                         return Poll::Ready(Happened::Hedged(number));
                     }

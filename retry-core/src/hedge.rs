@@ -4,9 +4,10 @@
 //!
 //! A hedged round ([`Call::hedged`](crate::call::Call::hedged)) starts the
 //! call's next attempt, then one more each time [`Hedge::after`] passes
-//! with none ended, up to [`Hedge::in_flight`] at once and never past the
-//! policy's `max`. The attempts in flight are stored inline, in a list of
-//! [`Slot`]s as long as `in_flight`, so that a hedged call allocates
+//! with none ended, up to as many at once as the round has slots, and
+//! never past the policy's `max`. The attempts in flight are stored inline, in a list of
+//! [`Slot`]s as long as the attribute's `in_flight`, so that a hedged call
+//! allocates
 //! nothing. Each attempt is seen by [`attempt()`](crate::attempt()) with
 //! its own number and the call's one id, and is dropped in its own frame.
 
@@ -41,15 +42,11 @@ pub struct RoundEnded {
     pub(crate) beside: bool,
 }
 
-/// The most attempts a hedged call runs at once, the first included.
-pub const MAX_IN_FLIGHT: u8 = 4;
-
 /// When a call hedges: `after` an attempt started with none ended, another
-/// starts beside it, up to `in_flight` at once.
+/// starts beside it, up to as many at once as its round has slots.
 #[derive(Clone, Copy, Debug)]
 pub struct Hedge {
     after: After,
-    in_flight: u8,
 }
 
 /// How long an attempt runs before another starts beside it.
@@ -66,13 +63,10 @@ enum After {
 }
 
 impl Hedge {
-    /// A hedge `after` the last attempt started, up to `in_flight` attempts
-    /// at once (2 to [`MAX_IN_FLIGHT`]; outside that range, the nearest
-    /// bound: the attribute refuses such a value before it gets here).
-    pub const fn new(after: Duration, in_flight: u8) -> Hedge {
+    /// A hedge `after` the last attempt started.
+    pub const fn new(after: Duration) -> Hedge {
         Hedge {
             after: After::Fixed(after),
-            in_flight: clamp(in_flight),
         }
     }
 
@@ -83,7 +77,6 @@ impl Hedge {
         sketch: &'static LatencySketch,
         percentile: u8,
         min: Option<Duration>,
-        in_flight: u8,
     ) -> Hedge {
         Hedge {
             after: After::Percentile {
@@ -91,7 +84,6 @@ impl Hedge {
                 percentile,
                 min,
             },
-            in_flight: clamp(in_flight),
         }
     }
 
@@ -111,19 +103,6 @@ impl Hedge {
         }
     }
 
-    /// The same hedge after a fixed `after`, as a dynamic policy sets it.
-    pub(crate) fn after_fixed(self, after: Duration) -> Hedge {
-        Hedge {
-            after: After::Fixed(after),
-            ..self
-        }
-    }
-
-    /// The most attempts in flight at once, the first included.
-    pub const fn in_flight(&self) -> u8 {
-        self.in_flight
-    }
-
     /// Where the latencies of the function's attempts go, when a
     /// percentile sets the delay.
     pub(crate) fn sketch(&self) -> Option<&'static LatencySketch> {
@@ -131,16 +110,5 @@ impl Hedge {
             After::Fixed(_) => None,
             After::Percentile { sketch, .. } => Some(sketch),
         }
-    }
-}
-
-/// `in_flight` within 2 to [`MAX_IN_FLIGHT`].
-const fn clamp(in_flight: u8) -> u8 {
-    if in_flight < 2 {
-        2
-    } else if in_flight > MAX_IN_FLIGHT {
-        MAX_IN_FLIGHT
-    } else {
-        in_flight
     }
 }

@@ -64,7 +64,7 @@ impl<B: Backoff, C: Clock, S: FailureSlot> Call<'_, B, C, S> {
         let hedge = match self.policy.hedge {
             None => Some(hedge),
             Some(HedgeSpec::Off) => None,
-            Some(HedgeSpec::After(after)) => Some(hedge.after_fixed(after)),
+            Some(HedgeSpec::After(after)) => Some(Hedge::new(after)),
         };
         // Attempts are cut (by `attempt_timeout`, and by the deadline,
         // which bounds the whole round) only where a timeout can stand for
@@ -74,7 +74,6 @@ impl<B: Backoff, C: Clock, S: FailureSlot> Call<'_, B, C, S> {
             first,
             next: first.saturating_add(1),
             last_allowed: self.policy.max_attempts.map_or(u32::MAX, |max| max.get()),
-            in_flight: usize::from(hedge.map_or(2, |hedge| hedge.in_flight())),
             hedge,
             sketch,
             timeout: cut.and(self.policy.attempt_timeout),
@@ -220,7 +219,7 @@ impl<B: Backoff, C: Clock, S: FailureSlot> Call<'_, B, C, S> {
                     round.hedge_timer.set(None);
                     state.due = true;
                 }
-                if !state.due || round.slots.in_flight() >= state.in_flight {
+                if !state.due || !round.slots.has_room() {
                     return Poll::Pending;
                 }
                 state.due = false;

@@ -41,8 +41,6 @@ pub(super) struct RoundState {
     pub(super) next: u32,
     /// The highest number `max` allows.
     pub(super) last_allowed: u32,
-    /// The most attempts in flight at once.
-    pub(super) in_flight: usize,
     /// The hedges' delay, as the call's policy leaves it: `None` when
     /// a dynamic policy turned them off.
     pub(super) hedge: Option<Hedge>,

@@ -88,6 +88,11 @@ pub trait Slots<F: Future, W, T>: sealed::Sealed {
     #[doc(hidden)]
     fn in_flight(&self) -> usize;
 
+    /// Whether a slot is empty: fewer attempts are in flight than the
+    /// round allows.
+    #[doc(hidden)]
+    fn has_room(&self) -> bool;
+
     /// Puts `attempt`, number `number`, started at `started`, in the
     /// first empty slot, with its span and its `timeout`; gives it back
     /// when none is empty.
@@ -130,6 +135,10 @@ impl<F: Future, W, T> Slots<F, W, T> for End {
         0
     }
 
+    fn has_room(&self) -> bool {
+        false
+    }
+
     fn start(
         self: Pin<&mut Self>,
         _: u32,
@@ -161,6 +170,10 @@ where
 {
     fn in_flight(&self) -> usize {
         usize::from(self.attempt.is_some()) + self.rest.in_flight()
+    }
+
+    fn has_room(&self) -> bool {
+        self.attempt.is_none() || self.rest.has_room()
     }
 
     fn start(

@@ -9,8 +9,8 @@ use syn::{Ident, LitInt, Token, parenthesized, token};
 use super::syntax::{at_end, positive};
 use crate::duration::Dur;
 
-/// The most attempts in flight at once that `in_flight` allows; the
-/// core's `hedge::MAX_IN_FLIGHT`, which a test holds to this.
+/// The most attempts in flight at once that `in_flight` allows: the
+/// expansion writes a slot for each.
 pub const MAX_IN_FLIGHT: u8 = 4;
 
 const USAGE: &str = "`hedge` takes the time after which a slow attempt gets another beside it, `hedge = 50ms`, or a percentile of the function's recent attempt latencies, `hedge = p95`; or `hedge(after = 50ms, in_flight = 3)` for up to 3 attempts at once, `hedge(after = p95, min = 20ms)` for a delay of at least 20 ms, and 20 ms until enough latencies are known";

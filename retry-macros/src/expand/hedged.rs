@@ -33,7 +33,7 @@ impl Parts<'_> {
         let (sketch, when) = match &hedge.after {
             After::Fixed(after) => {
                 let after = after.tokens();
-                (code!(), code!(#private::Hedge::new(#after, #in_flight)))
+                (code!(), code!(#private::Hedge::new(#after)))
             }
             After::Percentile { percentile, min } => {
                 let min = match min {
@@ -45,7 +45,7 @@ impl Parts<'_> {
                 };
                 (
                     code!(static __RETRY_LATENCIES: #private::LatencySketch = #private::LatencySketch::new();),
-                    code!(#private::Hedge::percentile(&__RETRY_LATENCIES, #percentile, #min, #in_flight)),
+                    code!(#private::Hedge::percentile(&__RETRY_LATENCIES, #percentile, #min)),
                 )
             }
         };

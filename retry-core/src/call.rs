@@ -181,6 +181,15 @@ fn timed_from_start<B>(policy: &Policy<B>, watched: bool) -> bool {
         || (watched && log::listening())
 }
 
+/// Whether the call's last failure, kept in `failures`, had an HTTP
+/// outcome, so that the next attempt is a resend.
+fn after_http<S: Slot>(failures: &S) -> bool {
+    failures
+        .peek()
+        .and_then(|f| f.last_class)
+        .is_some_and(|c| c.code_kind() == CodeKind::Http)
+}
+
 /// What every success tells the policy's shared state: the alert streak
 /// ends, and the breaker hears of it.
 #[inline]
@@ -366,21 +375,9 @@ impl<'p, B: Backoff, C: Clock, S: Slot> Call<'p, B, C, S> {
     /// Opens the span of the attempt about to run, when the call has spans.
     #[inline]
     pub fn begin_attempt(&mut self) {
-        if self.spans.is_some() {
-            let http = self.after_http();
-            if let Some(spans) = &mut self.spans {
-                spans.begin(self.frame.number, http);
-            }
+        if let Some(spans) = &mut self.spans {
+            spans.begin(self.frame.number, after_http(&self.failures));
         }
-    }
-
-    /// Whether the call's last failure had an HTTP outcome, so that the
-    /// next attempt is a resend.
-    fn after_http(&self) -> bool {
-        self.failures
-            .peek()
-            .and_then(|f| f.last_class)
-            .is_some_and(|c| c.code_kind() == CodeKind::Http)
     }
 
     // The methods whose bounds what the user wrote can fail (`decide` above,

@@ -231,38 +231,29 @@ pub(crate) fn nested(inner: &'static str, outer: &'static str, call_id: &CallIdC
     );
 }
 
-/// A hedge started: attempt `attempt` beside a slow one.
-#[cold]
-pub(crate) fn hedge_started<B>(
-    site: &Site,
-    policy: &Policy<B>,
-    attempt: u32,
-    call_id: &CallIdCell,
-    span: &dyn Fn() -> Span,
-) {
-    let max = max_field(policy);
-    let _fields = span().entered();
-    tracing::debug!(
-        target: "reattempt",
-        function = site.name(),
-        call_id = %call_id.id(),
-        attempt,
-        max = max.value(),
-        "attempt still running; hedge started",
-    );
+/// What a hedged call's DEBUG events say: a hedge started, or won.
+#[derive(Clone, Copy)]
+pub(crate) enum HedgeEvent {
+    Started,
+    Won,
 }
 
-/// A hedge, attempt `attempt`, succeeded before the attempts started
-/// earlier in its call.
+/// Attempt `attempt`, a hedge, started beside a slow one, or won: it
+/// succeeded before the attempts started earlier in its call.
 #[cold]
-pub(crate) fn hedge_won<B>(
+pub(crate) fn hedge<B>(
     site: &Site,
     policy: &Policy<B>,
     attempt: u32,
     call_id: &CallIdCell,
+    event: HedgeEvent,
     span: &dyn Fn() -> Span,
 ) {
     let max = max_field(policy);
+    let message = match event {
+        HedgeEvent::Started => "attempt still running; hedge started",
+        HedgeEvent::Won => "hedge won",
+    };
     let _fields = span().entered();
     tracing::debug!(
         target: "reattempt",
@@ -270,7 +261,7 @@ pub(crate) fn hedge_won<B>(
         call_id = %call_id.id(),
         attempt,
         max = max.value(),
-        "hedge won",
+        "{message}",
     );
 }
 

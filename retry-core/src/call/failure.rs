@@ -130,7 +130,7 @@ impl<B: Backoff, C: Clock, S: Slot> Call<'_, B, C, S> {
                         span,
                     );
                 }
-                self.remember(&class, Some((delay, from)), hedge);
+                self.remember(&class, Some((delay, from)), self.frame.number, hedge);
                 let after = if class.class() == Class::RateLimited {
                     AFTER_RATE_LIMITED
                 } else {
@@ -151,7 +151,7 @@ impl<B: Backoff, C: Clock, S: Slot> Call<'_, B, C, S> {
                 Decision::Retry(wait)
             }
             Err(reason) => {
-                self.remember(&class, None, hedge);
+                self.remember(&class, None, self.frame.number, hedge);
                 self.give_up(reason, class, error, elapsed, span, fields);
                 Decision::GiveUp(reason)
             }
@@ -228,17 +228,18 @@ impl<B: Backoff, C: Clock, S: Slot> Call<'_, B, C, S> {
         }
     }
 
-    /// Adds an attempt, a hedge or not, to the history, when a sink will
-    /// want it.
+    /// Adds attempt `attempt`, a hedge or not, to the history, when a sink
+    /// will want it.
     #[inline]
     pub(super) fn remember(
         &mut self,
         class: &Classification,
         delay: Option<(Duration, DelayFrom)>,
+        attempt: u32,
         hedge: bool,
     ) {
         if self.policy.dead_letter.is_some() {
-            self.add_to_history(class, delay, hedge);
+            self.add_to_history(class, delay, attempt, hedge);
         }
     }
 
@@ -248,9 +249,9 @@ impl<B: Backoff, C: Clock, S: Slot> Call<'_, B, C, S> {
         &mut self,
         class: &Classification,
         delay: Option<(Duration, DelayFrom)>,
+        attempt: u32,
         hedge: bool,
     ) {
-        let attempt = self.frame.number;
         self.failures().history.push(AttemptRecord {
             attempt,
             class: class.class(),

@@ -25,7 +25,7 @@ use crate::hedge::{
     Ended, Finished, Hedge, HedgeFrame, HedgeSpec, LatencySketch, RoundEnded, Slots,
 };
 use crate::limited::{Admission, Limited};
-use crate::log;
+use crate::log::{self, HedgeEvent};
 use crate::outcome::Outcome;
 use crate::policy::Policy;
 use crate::read_outcome::JudgeValue;
@@ -304,7 +304,7 @@ impl<B: Backoff, C: Clock, S: FailureSlot> Call<'_, B, C, S> {
     /// call has spans.
     fn round_span(&self, number: u32, hedge: bool) -> Option<Span> {
         let spans = self.spans.as_deref()?;
-        Some(spans.round_span(number, hedge, self.after_http()))
+        Some(spans.round_span(number, hedge, super::after_http(&self.failures)))
     }
 
     /// Attempt `number`, made of `attempt`, in its own frame and `span`.
@@ -381,15 +381,7 @@ impl<B: Backoff, C: Clock, S: FailureSlot> Call<'_, B, C, S> {
     /// budget token is taken.)
     fn hedge_starts(&self, number: u32, span: &dyn Fn() -> Span) {
         self.frame.site.hedge_started();
-        if log::wanted(Level::DEBUG) {
-            log::hedge_started(
-                self.frame.site,
-                self.policy,
-                number,
-                &self.frame.call_id,
-                span,
-            );
-        }
+        self.hedge_logged(number, HedgeEvent::Started, span);
     }
 
     /// Attempt `number`, a hedge, succeeded first: logged in its span.
@@ -397,14 +389,14 @@ impl<B: Backoff, C: Clock, S: FailureSlot> Call<'_, B, C, S> {
         let attempt_span = self.spans.as_deref().map(|spans| spans.attempt().clone());
         let _in_attempt = attempt_span.as_ref().map(Span::enter);
         self.frame.site.hedge_won();
+        self.hedge_logged(number, HedgeEvent::Won, span);
+    }
+
+    /// The DEBUG event of a hedge that started or won.
+    fn hedge_logged(&self, number: u32, event: HedgeEvent, span: &dyn Fn() -> Span) {
         if log::wanted(Level::DEBUG) {
-            log::hedge_won(
-                self.frame.site,
-                self.policy,
-                number,
-                &self.frame.call_id,
-                span,
-            );
+            let (site, call_id) = (self.frame.site, &self.frame.call_id);
+            log::hedge(site, self.policy, number, call_id, event, span);
         }
     }
 
@@ -423,8 +415,6 @@ impl<B: Backoff, C: Clock, S: FailureSlot> Call<'_, B, C, S> {
             hedge,
             in_flight,
         } = beside;
-        let round = self.frame.number;
-        self.frame.number = number;
         self.failure_seen(&class, span);
         if log::wanted(Level::WARN) {
             let elapsed = self.elapsed();
@@ -440,7 +430,6 @@ impl<B: Backoff, C: Clock, S: FailureSlot> Call<'_, B, C, S> {
                 span,
             );
         }
-        self.remember(&class, None, hedge);
-        self.frame.number = round;
+        self.remember(&class, None, number, hedge);
     }
 }

@@ -50,6 +50,11 @@ impl<'c, F> Limited<'c, F> {
         }
     }
 
+    /// The attempt.
+    pub(crate) fn inner(&self) -> &F {
+        &self.future
+    }
+
     /// Whether it is still waiting for its permit: its attempt has not
     /// started.
     pub(crate) fn is_queued(&self) -> bool {

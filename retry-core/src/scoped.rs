@@ -64,6 +64,11 @@ impl<R: CallRef, F> Scoped<R, F> {
         }
     }
 
+    /// How the attempt reaches its call.
+    pub(crate) fn call_ref(&self) -> &R {
+        &self.call
+    }
+
     /// The call and the attempt's future, pinned.
     #[inline]
     fn project(self: Pin<&mut Self>) -> (&mut R, Pin<&mut F>) {

@@ -85,14 +85,11 @@ impl<B: Backoff, C: Clock, S: FailureSlot> Call<'_, B, C, S> {
         // round's first attempt waits for its permit of the limit, as any
         // attempt does.
         let span = self.round_span(first, false);
-        let attempt = Limited::new(
-            self.policy.limit,
-            self.scoped_as(first, span.clone(), make()),
-        );
+        let attempt = Limited::new(self.policy.limit, self.scoped_as(first, span, make()));
         let started = self.started_at(round.state);
         let timeout = round.state.timeout;
         // The slots are empty: the attempt has a place.
-        let _ = round.slots.start(first, started, span, attempt, timeout);
+        let _ = round.slots.start(first, started, attempt, timeout);
         arm(round.hedge_timer, round.state, &timer);
     }
 
@@ -229,18 +226,15 @@ impl<B: Backoff, C: Clock, S: FailureSlot> Call<'_, B, C, S> {
                     .and_then(|hedge| hedge.after())
                     .unwrap_or_default();
                 match self.hedge(number, delay, &make, &span) {
-                    Hedging::Start(attempt, attempt_span) => {
+                    Hedging::Start(attempt) => {
                         let started = self.started_at(state);
                         let timeout = state.timeout;
                         // A slot is free: fewer are in flight than the
                         // round allows.
-                        let _ = round.slots.as_mut().start(
-                            number,
-                            started,
-                            attempt_span,
-                            attempt,
-                            timeout,
-                        );
+                        let _ = round
+                            .slots
+                            .as_mut()
+                            .start(number, started, attempt, timeout);
                         state.next = state.next.saturating_add(1);
                         arm(round.hedge_timer.as_mut(), state, &timer);
                         return Poll::Ready(Happened::Hedged(number));
@@ -340,12 +334,12 @@ impl<B: Backoff, C: Clock, S: FailureSlot> Call<'_, B, C, S> {
         // Made once it starts, so that no hedge that does not start has
         // a span, nor an attempt made.
         let attempt_span = self.round_span(number, true);
-        let scoped = self.scoped_as(number, attempt_span.clone(), make());
-        let attempt = Limited::admitted(admission, scoped);
-        let in_hedge = attempt_span.as_ref().map(Span::enter);
-        self.hedge_starts(number, span);
-        drop(in_hedge);
-        Hedging::Start(attempt, attempt_span)
+        {
+            let _in_hedge = attempt_span.as_ref().map(Span::enter);
+            self.hedge_starts(number, span);
+        }
+        let scoped = self.scoped_as(number, attempt_span, make());
+        Hedging::Start(Limited::admitted(admission, scoped))
     }
 
     /// The frame of attempt `number` of this call: its own, with the

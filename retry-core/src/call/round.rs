@@ -5,8 +5,6 @@
 use core::pin::Pin;
 use core::time::Duration;
 
-use tracing::Span;
-
 use super::Decision;
 use super::cut::{TIMED_OUT, timeout_class};
 use crate::class::Classification;
@@ -125,8 +123,8 @@ pub(super) struct Beside {
 
 /// Whether a hedge starts.
 pub(super) enum Hedging<F> {
-    /// The hedge, and its span when the call has spans.
-    Start(InFlight<F>, Option<Span>),
+    /// The hedge, in its span when the call has spans.
+    Start(InFlight<F>),
     /// Not now: no permit of the limit is free.
     NotNow,
     /// No more in this round.

@@ -29,9 +29,6 @@ pin_project_lite::pin_project! {
         number: u32,
         // When it started, on the call's clock.
         started: Option<T>,
-        // Its span, when the call has spans, for the round to record how
-        // it ended.
-        span: Option<Span>,
         // Its `attempt_timeout`, whose timer starts once it holds its
         // permit.
         timeout: Option<Duration>,
@@ -53,7 +50,6 @@ impl<F, W, T, R> Slot<F, W, T, R> {
             attempt: None,
             number: 0,
             started: None,
-            span: None,
             timeout: None,
             timer: None,
             rest,
@@ -94,14 +90,13 @@ pub trait Slots<F: Future, W, T>: sealed::Sealed {
     fn has_room(&self) -> bool;
 
     /// Puts `attempt`, number `number`, started at `started`, in the
-    /// first empty slot, with its span and its `timeout`; gives it back
+    /// first empty slot, with its `timeout`; gives it back
     /// when none is empty.
     #[doc(hidden)]
     fn start(
         self: Pin<&mut Self>,
         number: u32,
         started: T,
-        span: Option<Span>,
         attempt: InFlight<F>,
         timeout: Option<Duration>,
     ) -> Result<(), InFlight<F>>;
@@ -143,7 +138,6 @@ impl<F: Future, W, T> Slots<F, W, T> for End {
         self: Pin<&mut Self>,
         _: u32,
         _: T,
-        _: Option<Span>,
         attempt: InFlight<F>,
         _: Option<Duration>,
     ) -> Result<(), InFlight<F>> {
@@ -180,18 +174,16 @@ where
         self: Pin<&mut Self>,
         number: u32,
         started: T,
-        span: Option<Span>,
         attempt: InFlight<F>,
         timeout: Option<Duration>,
     ) -> Result<(), InFlight<F>> {
         let mut this = self.project();
         if this.attempt.is_some() {
-            return this.rest.start(number, started, span, attempt, timeout);
+            return this.rest.start(number, started, attempt, timeout);
         }
         this.attempt.set(Some(attempt));
         *this.number = number;
         *this.started = Some(started);
-        *this.span = span;
         *this.timeout = timeout;
         Ok(())
     }
@@ -223,12 +215,15 @@ where
             if let Some(ended) = ended
                 && let Some(started) = this.started.take()
             {
+                // The span outlives the attempt, for the round to record
+                // how it ended.
+                let span = attempt.inner().call_ref().1.clone();
                 this.attempt.set(None);
                 this.timer.set(None);
                 return Poll::Ready(Finished {
                     number: *this.number,
                     started,
-                    span: this.span.take(),
+                    span,
                     ended,
                 });
             }
@@ -240,7 +235,6 @@ where
         let mut this = self.project();
         this.attempt.set(None);
         this.timer.set(None);
-        *this.span = None;
         if let Some(started) = this.started.take() {
             dropped(started);
         }

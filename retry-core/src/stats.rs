@@ -15,7 +15,7 @@
 use core::mem;
 use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use core::time::Duration;
-use std::sync::{Mutex, OnceLock, PoisonError};
+use std::sync::{Mutex, PoisonError};
 
 use crate::class::{Class, Classification, Code};
 use crate::clock::saturating_nanos;
@@ -179,7 +179,9 @@ fn sites() -> impl Iterator<Item = &'static Site> {
 
 /// `site` and every site registered before it.
 fn from(site: Option<&'static Site>) -> impl Iterator<Item = &'static Site> {
-    core::iter::successors(site, |site| site.next.get().copied())
+    core::iter::successors(site, |site| {
+        *site.next.lock().unwrap_or_else(PoisonError::into_inner)
+    })
 }
 
 /// What one retried function keeps between calls: its statistics, its
@@ -195,8 +197,10 @@ pub struct Site {
     given: bool,
     registered: AtomicBool,
     /// The site registered before this one, if any: set once, as this
-    /// one registers.
-    next: OnceLock<&'static Site>,
+    /// one registers. A `Mutex` rather than a `OnceLock`, which has a
+    /// destructor: rustc would check each function's `static` site for
+    /// one that runs in a constant, in every annotated function's build.
+    next: Mutex<Option<&'static Site>>,
     first_try: AtomicU64,
     after_retries: AtomicU64,
     gave_up: [AtomicU64; GiveUp::ALL.len()],
@@ -271,7 +275,7 @@ impl Site {
         name: "",
         given: false,
         registered: AtomicBool::new(false),
-        next: OnceLock::new(),
+        next: Mutex::new(None),
         first_try: AtomicU64::new(0),
         after_retries: AtomicU64::new(0),
         gave_up: [const { AtomicU64::new(0) }; GiveUp::ALL.len()],
@@ -372,9 +376,7 @@ impl Site {
         let earlier = {
             let mut head = REGISTRY.lock().unwrap_or_else(PoisonError::into_inner);
             let earlier = head.replace(self);
-            if let Some(earlier) = earlier {
-                let _ = self.next.set(earlier);
-            }
+            *self.next.lock().unwrap_or_else(PoisonError::into_inner) = earlier;
             earlier
         };
         if self.given {

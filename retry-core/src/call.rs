@@ -525,13 +525,9 @@ impl<B, C: Clock, S> current::sealed::Sealed for Call<'_, B, C, S> {}
 
 impl<B, C: Clock, S> HasFrame for Call<'_, B, C, S> {
     #[inline]
-    fn starts(&self) {
+    fn starts(&self) -> (&Frame, Option<&Span>) {
         self.attempt_starts();
-    }
-
-    #[inline]
-    fn span(&self) -> Option<&Span> {
-        self.spans.as_deref().map(Spans::attempt)
+        (&self.frame, self.spans.as_deref().map(Spans::attempt))
     }
 
     #[inline]

@@ -418,13 +418,12 @@ pub(crate) fn outer() -> Option<&'static str> {
 /// calls of this crate, [`Call`](crate::call::Call) and
 /// [`LazyCall`](crate::call::LazyCall), have one.
 pub trait HasFrame: sealed::Sealed {
-    /// Called as an attempt starts running, on every poll of it.
+    /// Called as an attempt starts running, on every poll of it: the
+    /// frame [`attempt()`] reads while it runs, and its span if the call
+    /// has spans. One method, so that a call whose state decides both
+    /// (a `LazyCall`'s) looks at it once per poll.
     #[doc(hidden)]
-    fn starts(&self);
-
-    /// The span of the attempt in progress, if the call has spans.
-    #[doc(hidden)]
-    fn span(&self) -> Option<&tracing::Span>;
+    fn starts(&self) -> (&Frame, Option<&tracing::Span>);
 
     /// The frame [`attempt()`] reads.
     #[doc(hidden)]
@@ -437,15 +436,17 @@ pub(crate) mod sealed {
 }
 
 /// Polls an attempt's `future` as one of `call`'s: counted as started,
-/// in the attempt's span, and seen by [`attempt()`].
+/// in the attempt's span, and seen by [`attempt()`]. The future comes as
+/// `dyn`, so that rustc makes this once per outcome type rather than once
+/// per annotated function.
 #[inline]
-pub(crate) fn poll_in<K: HasFrame, F: Future>(
+pub(crate) fn poll_in<K: HasFrame, T>(
     call: &K,
-    future: Pin<&mut F>,
+    future: Pin<&mut dyn Future<Output = T>>,
     cx: &mut Context<'_>,
-) -> Poll<F::Output> {
-    call.starts();
-    let _polling = Polling::enter(call.frame(), call.span());
+) -> Poll<T> {
+    let (frame, span) = call.starts();
+    let _polling = Polling::enter(frame, span);
     future.poll(cx)
 }
 

@@ -306,17 +306,10 @@ impl<B, C: Clock> current::sealed::Sealed for LazyCall<'_, B, C> {}
 
 impl<B, C: Clock> HasFrame for LazyCall<'_, B, C> {
     #[inline]
-    fn starts(&self) {
-        if let State::Built(call) = &*self.state {
-            call.starts();
-        }
-    }
-
-    #[inline]
-    fn span(&self) -> Option<&Span> {
+    fn starts(&self) -> (&Frame, Option<&Span>) {
         match &*self.state {
-            State::First(_) => None,
-            State::Built(call) => call.span(),
+            State::First(first) => (&first.frame, None),
+            State::Built(call) => call.starts(),
         }
     }
 

@@ -17,11 +17,8 @@ impl sealed::Sealed for HedgeFrame {}
 impl HasFrame for HedgeFrame {
     /// The round counted the attempt as it started it.
     #[inline]
-    fn starts(&self) {}
-
-    #[inline]
-    fn span(&self) -> Option<&tracing::Span> {
-        self.1.as_ref()
+    fn starts(&self) -> (&Frame, Option<&tracing::Span>) {
+        (&self.0, self.1.as_ref())
     }
 
     #[inline]

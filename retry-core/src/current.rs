@@ -96,9 +96,11 @@ fn with_current<T>(f: impl FnOnce(&Frame) -> T) -> Option<T> {
     // borrows the frame it points to and restores the previous value when
     // it drops, unwinding included (this crate never forgets one), or
     // between `Frame::enter_first` and `FirstEntered::leave`, whose guard
-    // also borrows the frame and restores the value if it drops first
-    // (`leave` restores it before it forgets the guard). `f` is called here, in that time, with a reference it
-    // cannot keep (its lifetime is any the caller's closure accepts).
+    // also borrows the frame and restores the value when it drops; the one
+    // way to forget it, `judged`, takes the `Left` that only `leave`, which
+    // restores the value, makes. `f` is called here, in that time, with a
+    // reference it cannot keep (its lifetime is any the caller's closure
+    // accepts).
     unsafe { frame.as_ref() }.map(f)
 }
 
@@ -250,40 +252,30 @@ pub(crate) struct FirstEntered<'a> {
 
 impl FirstEntered<'_> {
     /// The attempt returned: the frame that was current before is current
-    /// again, and what is left counts the call as cancelled should its
-    /// judgement unwind, until it is [judged](Left::judged).
+    /// again. The guard stays, to count the call as cancelled should the
+    /// judgement of its outcome unwind, until it is [judged](Self::judged).
+    /// Its drop puts back the same frame again, which changes nothing.
     #[inline]
-    pub(crate) fn leave(self) -> Left {
+    pub(crate) fn leave(&self) -> Left {
         CURRENT.set(self.outer);
-        let left = Left { site: self.site };
-        // Its work is done: dropping it would count the call.
-        mem::forget(self);
-        left
+        Left(())
     }
-}
 
-/// A first attempt that [left](FirstEntered::leave) its frame, and whose
-/// outcome is being judged: dropped, which only unwinding does, it counts
-/// the call as cancelled.
-#[must_use = "dropped, the guard counts the call as cancelled"]
-pub(crate) struct Left {
-    site: &'static Site,
-}
-
-impl Left {
-    /// The call goes on without unwinding: nothing is counted.
+    /// The call goes on without unwinding: nothing is counted. Only the
+    /// [`Left`] of [`leave`](Self::leave) allows it, so that no guard is
+    /// forgotten with its frame still current.
     #[inline]
-    pub(crate) fn judged(self) {
+    pub(crate) fn judged(self, _left: Left) {
         mem::forget(self);
     }
 }
 
-impl Drop for Left {
-    #[cold]
-    fn drop(&mut self) {
-        self.site.cancelled();
-    }
-}
+/// Proof that a first attempt [left](FirstEntered::leave) its frame: what
+/// [`FirstEntered::judged`] takes. One guard across the attempt and the
+/// judgement of its outcome, not one for each, so that each function
+/// compiles one landing pad for both.
+#[must_use = "a first attempt that left its frame is judged next"]
+pub(crate) struct Left(());
 
 impl Drop for FirstEntered<'_> {
     #[cold]
@@ -499,7 +491,7 @@ mod tests {
             assert_eq!(outer_sees(), Some((1, Some(5))));
             let left = entered.leave();
             assert_eq!(outer_sees(), Some((2, None)));
-            left.judged();
+            entered.judged(left);
             assert_eq!(FIRST.snapshot().cancelled, 0);
 
             // The attempt unwinds.
@@ -513,7 +505,8 @@ mod tests {
 
             // Its judgement unwinds, after the attempt left the frame.
             let unwound = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                let _left = first.enter_first().leave();
+                let entered = first.enter_first();
+                let _left = entered.leave();
                 panic!("the judgement panicked");
             }));
             assert!(unwound.is_err());

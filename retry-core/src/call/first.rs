@@ -95,7 +95,7 @@ where
         let outcome = attempt();
         let left = entered.leave();
         let succeeded = succeeded(&outcome, &judge_value);
-        left.judged();
+        entered.judged(left);
         if succeeded {
             first_succeeded(policy, site, started, &SystemClock);
             return outcome;

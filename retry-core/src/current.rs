@@ -98,9 +98,10 @@ fn with_current<T>(f: impl FnOnce(&Frame) -> T) -> Option<T> {
     // between `Frame::enter_first` and `FirstEntered::leave`, whose guard
     // also borrows the frame and restores the value when it drops; the one
     // way to forget it, `judged`, takes the `Left` that only `leave`, which
-    // restores the value, makes. `f` is called here, in that time, with a
-    // reference it cannot keep (its lifetime is any the caller's closure
-    // accepts).
+    // restores the value, makes (the one caller, `run_sync`, holds one such
+    // guard at a time, so the `Left` it passes is that guard's). `f` is
+    // called here, in that time, with a reference it cannot keep (its
+    // lifetime is any the caller's closure accepts).
     unsafe { frame.as_ref() }.map(f)
 }
 

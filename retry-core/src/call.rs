@@ -328,7 +328,7 @@ impl<'p, B: Backoff, C: Clock, S: Slot> Call<'p, B, C, S> {
         debug_assert!(core::ptr::eq(policy, self.policy), "the call's own policy");
         match outcome.split() {
             Ok(value) => match judge_value.judge(value) {
-                Some(class) => self.failed(class, &FailedValue(class), &span, &fields),
+                Some(class) => self.failed(class, &FailedValue(class), &span, &fields, false),
                 None => self.succeeded(policy, &span),
             },
             Err(error) => self.error_failed(error, &classify, &describe, &span, &fields),

@@ -64,23 +64,12 @@ impl<B: Backoff, C: Clock, S: Slot> Call<'_, B, C, S> {
         }
     }
 
+    /// The decision after a failed attempt of class `class`, which `error`
+    /// describes: a retry, or the end of the call. `hedge`: the attempt
+    /// was a hedge of a hedged round, as its dead-letter record says.
     #[cold]
     #[inline(never)]
     pub(super) fn failed(
-        &mut self,
-        class: Classification,
-        error: &dyn fmt::Display,
-        span: &dyn Fn() -> Span,
-        fields: &dyn Fn(FieldVisitor<'_>),
-    ) -> Decision {
-        self.failed_inline(class, error, span, fields, false)
-    }
-
-    /// [`failed`](Self::failed), for the attempt that ended a hedged round,
-    /// which may be a hedge (`hedge`): the dead-letter history says so.
-    #[cold]
-    #[inline(never)]
-    pub(super) fn failed_in_round(
         &mut self,
         class: Classification,
         error: &dyn fmt::Display,

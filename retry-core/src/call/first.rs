@@ -377,6 +377,7 @@ fn waited_past_the_deadline<B: Backoff, S: failure_state::Slot>(
         &Describe(Cell::new(Some(&mut *attempts))),
         &no_span,
         &no_fields,
+        false,
     );
     debug_assert!(
         !matches!(decision, Decision::Retry(_)),
@@ -412,7 +413,9 @@ fn decide_and_retry<B: Backoff, S: failure_state::Slot, W: Within>(
             Answer::Nothing | Answer::WriteFailed => {
                 call.succeeded_then(policy, &no_span, Call::succeeded_after_retries_inline)
             }
-            Answer::Value(class) => call.failed(class, &FailedValue(class), &no_span, &no_fields),
+            Answer::Value(class) => {
+                call.failed(class, &FailedValue(class), &no_span, &no_fields, false)
+            }
             Answer::Error(class) => {
                 // Not `error_class`: no sync attempt is timed out (only
                 // async attempts have timers), so only what the body kept
@@ -427,6 +430,7 @@ fn decide_and_retry<B: Backoff, S: failure_state::Slot, W: Within>(
                     &Describe(Cell::new(Some(&mut *attempts))),
                     &no_span,
                     &no_fields,
+                    false,
                 )
             }
         };

@@ -272,7 +272,7 @@ impl<B: Backoff, C: Clock, S: FailureSlot> Call<'_, B, C, S> {
                 // The failure is the attempt's own.
                 self.frame.number = number;
                 let error = describe_failure(&outcome, &class, &describe);
-                self.failed_in_round(class, &error, &span, &fields, number != first)
+                self.failed(class, &error, &span, &fields, number != first)
             }
         };
         RoundEvent::Ended(outcome, decision, seen(number, succeeded, false))

@@ -180,11 +180,7 @@ impl<B: Backoff, C: Clock, S: FailureSlot> Call<'_, B, C, S> {
                             return Poll::Ready(Happened::Beside(number, outcome));
                         }
                         ended => {
-                            let sketch = state.sketch;
-                            round
-                                .slots
-                                .as_mut()
-                                .clear(&mut |started| self.latency(sketch, started));
+                            self.drop_in_flight(round.slots.as_mut(), state.sketch);
                             // The call decides on this attempt's outcome,
                             // in its span.
                             if let (Some(spans), Some(attempt_span)) =
@@ -202,11 +198,7 @@ impl<B: Backoff, C: Clock, S: FailureSlot> Call<'_, B, C, S> {
                 {
                     // What stands for the attempts the deadline cut is that
                     // of the last to start.
-                    let sketch = state.sketch;
-                    round
-                        .slots
-                        .as_mut()
-                        .clear(&mut |started| self.latency(sketch, started));
+                    self.drop_in_flight(round.slots.as_mut(), state.sketch);
                     let outcome = timed_out(cut, left);
                     return Poll::Ready(Happened::Ended(state.next - 1, outcome, cut_short()));
                 }
@@ -292,6 +284,17 @@ impl<B: Backoff, C: Clock, S: FailureSlot> Call<'_, B, C, S> {
         if let (Some(sketch), Some(started)) = (sketch, started) {
             sketch.record(self.clock.since(started));
         }
+    }
+
+    /// Drops every attempt still in flight, each in its own frame; the
+    /// time each ran goes to the `sketch`, if any
+    /// ([`latency`](Self::latency)).
+    fn drop_in_flight<F, W, L>(&self, slots: Pin<&mut L>, sketch: Option<&'static LatencySketch>)
+    where
+        F: Future,
+        L: Slots<F, W, Option<C::Reading>>,
+    {
+        slots.clear(&mut |started| self.latency(sketch, started));
     }
 
     /// The span of attempt `number` of a round, a `hedge` or not, when the

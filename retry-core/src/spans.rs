@@ -94,10 +94,7 @@ impl Spans {
             db.response.status_code = Empty,
             rpc.grpc.status_code = Empty,
         );
-        if http && number > 1 {
-            self.attempt
-                .record("http.request.resend_count", i64::from(number - 1));
-        }
+        record_resend(&self.attempt, number, http);
     }
 
     /// The span of attempt `number` of a hedged round, which says whether
@@ -118,9 +115,7 @@ impl Spans {
             db.response.status_code = Empty,
             rpc.grpc.status_code = Empty,
         );
-        if http && number > 1 {
-            span.record("http.request.resend_count", i64::from(number - 1));
-        }
+        record_resend(&span, number, http);
         span
     }
 
@@ -194,6 +189,14 @@ pub(crate) fn failed(span: &Span, class: &Classification) {
             }
         }
         _ => {}
+    }
+}
+
+/// `span`, attempt `number`'s, is a resend when an earlier attempt of its
+/// call had an HTTP outcome (`http`): it counts the ones before it.
+fn record_resend(span: &Span, number: u32, http: bool) {
+    if http && number > 1 {
+        span.record("http.request.resend_count", i64::from(number - 1));
     }
 }
 

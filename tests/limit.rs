@@ -748,3 +748,94 @@ async fn a_cancelled_call_drops_its_attempt_before_its_permit_is_given_back() {
     assert_eq!(HELD_WHEN_CANCELLED.in_use(), 0);
     assert_eq!(HELD_WHEN_CANCELLED_WITH_TIMERS.in_use(), 0);
 }
+
+/// Runs `f` on a thread of its own, and fails the test when it does not
+/// return in time: a deadlock then fails instead of hanging the run.
+fn returns_in_time(what: &str, f: impl FnOnce() + Send + 'static) {
+    let (done, finished) = mpsc::channel();
+    std::thread::spawn(move || {
+        f();
+        done.send(()).unwrap();
+    });
+    finished
+        .recv_timeout(Duration::from_secs(20))
+        .unwrap_or_else(|_| panic!("{what} deadlocked"));
+}
+
+static ONE_FOR_DROPS: ConcurrencyLimit = ConcurrencyLimit::new(1);
+
+#[retry(max = 1, limit = ONE_FOR_DROPS)]
+fn release_under_one() -> io::Result<()> {
+    Ok(())
+}
+
+/// A connection whose destructor makes a retried call under the limit
+/// that the attempt holding it holds.
+struct ReleasedUnderOne;
+
+impl Drop for ReleasedUnderOne {
+    fn drop(&mut self) {
+        release_under_one().unwrap();
+    }
+}
+
+#[retry(max = 1, limit = ONE_FOR_DROPS, sleep = tokio::time::sleep)]
+async fn holds_a_connection_under_one() -> io::Result<()> {
+    let _connection = ReleasedUnderOne;
+    std::future::pending::<()>().await;
+    Ok(())
+}
+
+#[test]
+fn a_cancelled_attempt_whose_destructor_makes_a_call_under_its_own_limit_does_not_deadlock() {
+    returns_in_time("the drop of a cancelled attempt", || {
+        let mut call = Box::pin(holds_a_connection_under_one());
+        let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+        assert!(call.as_mut().poll(&mut cx).is_pending());
+        assert_eq!(ONE_FOR_DROPS.in_use(), 1, "the attempt holds the permit");
+        drop(call);
+    });
+    assert_eq!(ONE_FOR_DROPS.in_use(), 0);
+}
+
+static TWO_FOR_HEDGES: ConcurrencyLimit = ConcurrencyLimit::new(2);
+
+#[retry(max = 1, limit = TWO_FOR_HEDGES)]
+fn release_under_two() -> io::Result<()> {
+    Ok(())
+}
+
+struct ReleasedUnderTwo;
+
+impl Drop for ReleasedUnderTwo {
+    fn drop(&mut self) {
+        release_under_two().unwrap();
+    }
+}
+
+#[retry(max = 3, backoff = none, hedge = 10ms, limit = TWO_FOR_HEDGES)]
+async fn hedged_holding_connections() -> io::Result<()> {
+    let _connection = ReleasedUnderTwo;
+    tokio::time::sleep(Duration::from_secs(3600)).await;
+    Ok(())
+}
+
+#[test]
+fn hedged_attempts_dropped_under_a_full_limit_whose_destructors_make_calls_under_it_do_not_deadlock()
+ {
+    returns_in_time("the drop of a cancelled hedged call", || {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .start_paused(true)
+            .build()
+            .unwrap();
+        runtime.block_on(async {
+            let call = tokio::spawn(hedged_holding_connections());
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            assert_eq!(TWO_FOR_HEDGES.in_use(), 2, "the first attempt and a hedge");
+            call.abort();
+            assert!(call.await.unwrap_err().is_cancelled());
+        });
+    });
+    assert_eq!(TWO_FOR_HEDGES.in_use(), 0);
+}

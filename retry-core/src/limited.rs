@@ -20,14 +20,37 @@ pin_project_lite::pin_project! {
     /// An attempt that holds a permit of a concurrency limit while it runs,
     /// waiting for one first, and returns it as soon as it ends (or is
     /// dropped).
-    #[derive(Debug)]
     pub struct Limited<'c, F> {
-        // Declared first, so dropped first: an attempt dropped with its
-        // wrapper (its call was cancelled) lets go of what it holds before
-        // the permit passes on.
+        // `None` only once dropped: an attempt dropped with its wrapper
+        // (its call was cancelled) is dropped while the permit is still
+        // held and marked as held, so that what it lets go of passes on
+        // before the permit does, and a retried call its destructors make
+        // under the same limit shares the permit instead of waiting for
+        // it.
         #[pin]
-        future: F,
+        future: Option<F>,
         gate: Gate<'c>,
+    }
+
+    impl<'c, F> PinnedDrop for Limited<'c, F> {
+        fn drop(this: Pin<&mut Self>) {
+            let mut this = this.project();
+            let _pushed = match &*this.gate {
+                Gate::Holding(permit) => Some(Pushed::new(permit)),
+                Gate::Open | Gate::Waiting(_) => None,
+            };
+            this.future.set(None);
+        }
+    }
+}
+
+impl<F> core::fmt::Debug for Limited<'_, F> {
+    // Not derived: that would read a running attempt through a shared
+    // reference, which its own borrows of itself forbid.
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("Limited")
+            .field("gate", &self.gate)
+            .finish_non_exhaustive()
     }
 }
 
@@ -37,7 +60,10 @@ impl<'c, F> Limited<'c, F> {
             Some(limit) => Gate::Waiting(limit.acquire()),
             None => Gate::Open,
         };
-        Limited { gate, future }
+        Limited {
+            gate,
+            future: Some(future),
+        }
     }
 }
 
@@ -46,19 +72,20 @@ impl<'c, F> Limited<'c, F> {
     pub(crate) fn admitted(admission: Admission<'c>, future: F) -> Limited<'c, F> {
         Limited {
             gate: admission.0,
-            future,
+            future: Some(future),
         }
     }
 
-    /// The attempt.
-    pub(crate) fn inner(&self) -> &F {
-        &self.future
+    /// The attempt, reached only through its pin: a shared reference to a
+    /// running attempt would forbid the borrows it holds of itself.
+    pub(crate) fn attempt(self: Pin<&mut Self>) -> Option<Pin<&mut F>> {
+        self.project().future.as_pin_mut()
     }
 
     /// Whether it is still waiting for its permit: its attempt has not
-    /// started.
-    pub(crate) fn is_queued(&self) -> bool {
-        matches!(self.gate, Gate::Waiting(_))
+    /// started. Through the pin, reading the gate alone.
+    pub(crate) fn is_queued(self: Pin<&mut Self>) -> bool {
+        matches!(self.project().gate, Gate::Waiting(_))
     }
 }
 
@@ -88,7 +115,11 @@ impl<F: Future> Future for Limited<'_, F> {
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
         let this = self.project();
-        let (mut future, gate) = (this.future, this.gate);
+        let gate = this.gate;
+        // Taken only by the drop, after which nothing polls.
+        let Some(mut future) = this.future.as_pin_mut() else {
+            return Poll::Pending;
+        };
         if let Gate::Waiting(waiting) = gate {
             if waiting.is_new()
                 && let Some(slot) = held_slot(waiting.limit())

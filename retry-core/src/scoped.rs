@@ -47,7 +47,6 @@ impl<K: HasFrame> CallRef for &K {
 
 /// An attempt's future, run as one of its call's: made by `scoped` (and,
 /// for a `LazyCall` that waits on tokio's timer, by `next`).
-#[derive(Debug)]
 #[must_use = "an attempt does nothing unless awaited"]
 pub struct Scoped<R: CallRef, F> {
     call: R,
@@ -64,9 +63,11 @@ impl<R: CallRef, F> Scoped<R, F> {
         }
     }
 
-    /// How the attempt reaches its call.
-    pub(crate) fn call_ref(&self) -> &R {
-        &self.call
+    /// How the attempt reaches its call, through the pin: a shared
+    /// reference to the whole would reach the running attempt too, which
+    /// its own borrows of itself forbid.
+    pub(crate) fn call_ref(self: Pin<&mut Self>) -> &mut R {
+        self.project().0
     }
 
     /// The call and the attempt's future, pinned.
@@ -80,6 +81,16 @@ impl<R: CallRef, F> Scoped<R, F> {
             let this = self.get_unchecked_mut();
             (&mut this.call, Pin::new_unchecked(&mut *this.future))
         }
+    }
+}
+
+impl<R: CallRef + core::fmt::Debug, F> core::fmt::Debug for Scoped<R, F> {
+    // Not derived: that would read a running attempt through a shared
+    // reference, which its own borrows of itself forbid.
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("Scoped")
+            .field("call", &self.call)
+            .finish_non_exhaustive()
     }
 }
 

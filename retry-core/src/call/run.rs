@@ -188,7 +188,7 @@ impl<B: Backoff, C: Clock, S: Slot> Call<'_, B, C, S> {
         instead: impl Instead<R> + 'c,
         late: impl Instead<R> + 'c,
         left: impl Fn(&Self) -> Option<Duration> + 'c,
-        runs: impl Fn(&F) -> bool + 'c,
+        runs: impl Fn(Pin<&mut F>) -> bool + 'c,
     ) -> impl Future<Output = R> + 'c
     where
         F: Future<Output = R> + 'c,
@@ -333,14 +333,16 @@ impl<B: Backoff, C: Clock, S: Slot> Call<'_, B, C, S> {
 async fn first_of<F: Future, W: Future<Output = ()>>(
     mut attempt: Pin<&mut F>,
     mut timer: Pin<&mut W>,
-    timed: impl Fn(&F) -> bool,
+    timed: impl Fn(Pin<&mut F>) -> bool,
     mut untimed: impl FnMut(),
 ) -> Option<F::Output> {
     poll_fn(|cx| {
         if let Poll::Ready(outcome) = attempt.as_mut().poll(cx) {
             return Poll::Ready(Some(outcome));
         }
-        if !timed(&attempt) {
+        // Asked through the pin: a shared reference to the running
+        // attempt would forbid the borrows it holds of itself.
+        if !timed(attempt.as_mut()) {
             untimed();
             return Poll::Pending;
         }

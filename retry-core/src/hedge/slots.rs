@@ -89,6 +89,11 @@ pub trait Slots<F: Future, W, T>: sealed::Sealed {
     #[doc(hidden)]
     fn has_room(&self) -> bool;
 
+    /// Whether attempt `number` is in a slot and still waits for its
+    /// permit of the limit: it has not started.
+    #[doc(hidden)]
+    fn queued(self: Pin<&mut Self>, number: u32) -> bool;
+
     /// Puts `attempt`, number `number`, started at `started`, in the
     /// first empty slot, with its `timeout`; gives it back
     /// when none is empty.
@@ -134,6 +139,10 @@ impl<F: Future, W, T> Slots<F, W, T> for End {
         false
     }
 
+    fn queued(self: Pin<&mut Self>, _: u32) -> bool {
+        false
+    }
+
     fn start(
         self: Pin<&mut Self>,
         _: u32,
@@ -170,6 +179,16 @@ where
         self.attempt.is_none() || self.rest.has_room()
     }
 
+    fn queued(self: Pin<&mut Self>, number: u32) -> bool {
+        let this = self.project();
+        match this.attempt.as_pin_mut() {
+            // Through the pin: a shared reference to a running attempt
+            // would forbid the borrows it holds of itself.
+            Some(attempt) if *this.number == number => attempt.is_queued(),
+            _ => this.rest.queued(number),
+        }
+    }
+
     fn start(
         self: Pin<&mut Self>,
         number: u32,
@@ -198,7 +217,7 @@ where
             let ended = match attempt.as_mut().poll(cx) {
                 Poll::Ready(outcome) => Some(Ended::Returned(outcome)),
                 Poll::Pending => match *this.timeout {
-                    Some(timeout) if !attempt.is_queued() => {
+                    Some(timeout) if !attempt.as_mut().is_queued() => {
                         if this.timer.is_none() {
                             this.timer.set(Some(timer(timeout)));
                         }
@@ -217,7 +236,10 @@ where
             {
                 // The span outlives the attempt, for the round to record
                 // how it ended.
-                let span = attempt.inner().call_ref().1.clone();
+                let span = attempt
+                    .as_mut()
+                    .attempt()
+                    .and_then(|scoped| scoped.call_ref().1.clone());
                 this.attempt.set(None);
                 this.timer.set(None);
                 return Poll::Ready(Finished {

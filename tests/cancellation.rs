@@ -62,6 +62,83 @@ async fn a_call_dropped_while_queued_for_a_permit_gives_its_budget_token_back() 
     assert_eq!(QUEUE.available(), 2.0);
 }
 
+static HEDGED_QUEUE: RetryBudget = RetryBudget::new(1.0, 0, Duration::from_secs(600));
+static HEDGED_ONE: ConcurrencyLimit = ConcurrencyLimit::new(1);
+
+/// As `retried_behind_a_permit`, hedged (the hedge never comes due).
+#[retry(max = 3, backoff = fixed(1s), hedge = 10s, budget = HEDGED_QUEUE, limit = HEDGED_ONE)]
+async fn hedged_behind_a_permit(hold: bool) -> io::Result<()> {
+    if hold {
+        std::future::pending::<()>().await;
+    }
+    Err(ErrorKind::ConnectionReset.into())
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_hedged_call_dropped_while_its_retry_is_queued_for_a_permit_gives_its_budget_token_back()
+{
+    let retried = tokio::spawn(tokio::time::timeout(
+        Duration::from_secs(5),
+        hedged_behind_a_permit(false),
+    ));
+    // The first attempt fails at once; while it waits out its second, a
+    // call that never ends takes the only permit.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let holder = tokio::spawn(hedged_behind_a_permit(true));
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert_eq!(HEDGED_ONE.in_use(), 1);
+    assert!(retried.await.unwrap().is_err(), "cut while queued");
+    holder.abort();
+    let _ = holder.await;
+    assert_eq!(HEDGED_ONE.in_use(), 0);
+    // As unhedged: two first attempts deposited two tokens; the queued
+    // retry took one and gave it back.
+    assert_eq!(HEDGED_QUEUE.available(), 2.0);
+    // Two bodies ran, one per call: the retry that never left the queue
+    // is no attempt.
+    let stats = counted("hedged_behind_a_permit");
+    assert_eq!(
+        (stats.calls, stats.cancelled, stats.attempts, stats.hedges),
+        (2, 2, 2, 0)
+    );
+}
+
+static HEDGE_HOOK_TOKENS: RetryBudget = RetryBudget::new(1.0, 0, Duration::from_secs(600));
+
+/// A slow first attempt; the `before` hook of its hedge never ends.
+#[retry(
+    max = 3,
+    backoff = none,
+    hedge = 50ms,
+    budget = HEDGE_HOOK_TOKENS,
+    before = |c| {
+        let hedge = c.is_hedge();
+        async move {
+            if hedge {
+                std::future::pending::<()>().await;
+            }
+        }
+    },
+)]
+async fn hedge_held_in_its_hook() -> io::Result<()> {
+    tokio::time::sleep(Duration::from_secs(3600)).await;
+    Ok(())
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_hedged_call_dropped_in_the_hook_before_a_hedge_gives_the_hedges_token_back() {
+    let cut = tokio::time::timeout(Duration::from_secs(1), hedge_held_in_its_hook()).await;
+    assert!(cut.is_err(), "cut in the hook before the hedge");
+    // The first attempt deposited a token; the hedge took it and, never
+    // having run, gave it back.
+    assert_eq!(HEDGE_HOOK_TOKENS.available(), 1.0);
+    let stats = counted("hedge_held_in_its_hook");
+    assert_eq!(
+        (stats.calls, stats.cancelled, stats.attempts, stats.hedges),
+        (1, 1, 1, 0)
+    );
+}
+
 // ---- a call dropped after each of its polls ----
 
 thread_local! {
@@ -163,6 +240,22 @@ async fn limited() -> io::Result<u32> {
 /// Each attempt holds a permit, which it waits for against the deadline.
 #[retry(max = 3, backoff = fixed(1ms), sleep = one_poll, budget = BOUNDED_LIMITED_TOKENS, limit = ONE_AT_A_TIME_BOUNDED, deadline = 3600s)]
 async fn limited_and_bounded() -> io::Result<u32> {
+    third_time_lucky().await
+}
+
+static BEFORE_TOKENS: RetryBudget = RetryBudget::new(1.0, 0, Duration::from_secs(600));
+static HEDGED_BEFORE_TOKENS: RetryBudget = RetryBudget::new(1.0, 0, Duration::from_secs(600));
+
+/// An async `before` hook that takes a poll before each retry.
+#[retry(max = 3, backoff = fixed(1ms), sleep = one_poll, budget = BEFORE_TOKENS, before = |c| OnePoll(c.attempt() < 2))]
+async fn slow_before() -> io::Result<u32> {
+    third_time_lucky().await
+}
+
+/// As `slow_before`, hedged: its hedge (timed by `one_poll`, an hour
+/// away) never starts.
+#[retry(max = 3, backoff = fixed(1ms), sleep = one_poll, hedge = 3600s, budget = HEDGED_BEFORE_TOKENS, before = |c| OnePoll(c.attempt() < 2))]
+async fn hedged_slow_before() -> io::Result<u32> {
     third_time_lucky().await
 }
 
@@ -347,6 +440,21 @@ fn a_call_under_a_limit_and_a_deadline_dropped_after_any_poll_gives_its_permit_b
 }
 
 #[test]
+fn a_call_dropped_in_an_async_before_hook_gives_its_retrys_token_back() {
+    cut_after_every_poll("slow_before", slow_before, Some(&BEFORE_TOKENS), None);
+}
+
+#[test]
+fn a_hedged_call_dropped_in_an_async_before_hook_gives_its_retrys_token_back() {
+    cut_after_every_poll(
+        "hedged_slow_before",
+        hedged_slow_before,
+        Some(&HEDGED_BEFORE_TOKENS),
+        None,
+    );
+}
+
+#[test]
 fn a_timed_call_dropped_after_any_poll_is_counted_once() {
     cut_after_every_poll("timed", timed, None, None);
 }
@@ -379,4 +487,127 @@ async fn a_call_that_ends_on_its_first_attempt_is_not_counted_as_cancelled() {
         let stats = counted(function);
         assert_eq!((stats.calls, stats.cancelled), (10, 0), "{function}");
     }
+}
+// ---- a call dropped during an async `after` hook that follows a success ----
+
+thread_local! {
+    /// The `after` hooks that began to wait after a success.
+    static WAITING_AFTER_SUCCESS: Cell<u32> = const { Cell::new(0) };
+}
+
+/// An `after` hook that waits a minute after a success, and not at all
+/// after a failure. Its future borrows nothing of the context.
+fn slow_after_success(
+    ctx: &reattempt::hooks::Context<'_, io::Result<u32>>,
+) -> impl Future<Output = ()> + use<> {
+    let succeeded = ctx.value().is_some();
+    async move {
+        if succeeded {
+            WAITING_AFTER_SUCCESS.set(WAITING_AFTER_SUCCESS.get() + 1);
+            tokio::time::sleep(Duration::from_secs(60)).await;
+        }
+    }
+}
+
+/// A call state built first (`Call`), whose first attempt succeeds.
+#[retry(max = 3, backoff = none, after = slow_after_success)]
+async fn after_hook_on_a_first_try_success() -> io::Result<u32> {
+    Ok(1)
+}
+
+/// As above, succeeding at its second attempt, a second after its first.
+#[retry(max = 3, backoff = fixed(1s), after = slow_after_success)]
+async fn after_hook_on_a_success_after_retries() -> io::Result<u32> {
+    let n = STARTS.with(|starts| {
+        starts.set(starts.get() + 1);
+        starts.get()
+    });
+    if n == 1 {
+        return Err(ErrorKind::ConnectionReset.into());
+    }
+    Ok(n)
+}
+
+/// A hedged round, whose first attempt succeeds.
+#[retry(max = 3, backoff = none, hedge = 50ms, after = slow_after_success)]
+async fn after_hook_on_a_hedged_success() -> io::Result<u32> {
+    Ok(1)
+}
+
+/// Cuts a call of `function` ten seconds in, while its `after` hook waits
+/// after its success, and checks that it is counted as cancelled and not as
+/// a success; then lets one run to its end, counted as a success as ever
+/// (`first_try`: at its first attempt).
+async fn cut_in_the_after_hook<F: Future<Output = io::Result<u32>>>(
+    function: &str,
+    call: fn() -> F,
+    first_try: bool,
+) {
+    let successes = |s: &reattempt::stats::Stats| s.first_try_successes + s.successes_after_retries;
+    STARTS.set(0);
+    WAITING_AFTER_SUCCESS.set(0);
+    let before = counted(function);
+    let cut = tokio::time::timeout(Duration::from_secs(10), call()).await;
+    assert!(cut.is_err(), "{function}: cut while its hook waits");
+    assert_eq!(
+        WAITING_AFTER_SUCCESS.get(),
+        1,
+        "{function}: in the hook after a success"
+    );
+    let after = counted(function);
+    assert_eq!(after.calls - before.calls, 1, "{function}: one call");
+    assert_eq!(
+        after.cancelled - before.cancelled,
+        1,
+        "{function}: cancelled"
+    );
+    assert_eq!(
+        successes(&after),
+        successes(&before),
+        "{function}: no success"
+    );
+
+    STARTS.set(0);
+    assert!(call().await.is_ok(), "{function}: let through");
+    let ended = counted(function);
+    assert_eq!(ended.calls - after.calls, 1, "{function}: one call");
+    assert_eq!(
+        ended.cancelled, after.cancelled,
+        "{function}: not cancelled"
+    );
+    let (first, retried) = if first_try { (1, 0) } else { (0, 1) };
+    assert_eq!(
+        (
+            ended.first_try_successes - after.first_try_successes,
+            ended.successes_after_retries - after.successes_after_retries,
+        ),
+        (first, retried),
+        "{function}: counted once, as a success"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_call_dropped_during_an_async_after_hook_that_follows_a_success_is_cancelled() {
+    cut_in_the_after_hook(
+        "after_hook_on_a_first_try_success",
+        after_hook_on_a_first_try_success,
+        true,
+    )
+    .await;
+    cut_in_the_after_hook(
+        "after_hook_on_a_success_after_retries",
+        after_hook_on_a_success_after_retries,
+        false,
+    )
+    .await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_hedged_call_dropped_during_an_async_after_hook_that_follows_a_success_is_cancelled() {
+    cut_in_the_after_hook(
+        "after_hook_on_a_hedged_success",
+        after_hook_on_a_hedged_success,
+        true,
+    )
+    .await;
 }

@@ -99,9 +99,9 @@ pub struct Call<'p, B, C: Clock, S = Boxed> {
     /// How the last attempt's timer ended it: [`RAN`] (it did not),
     /// [`TIMED_OUT`] or [`NEVER_RAN`].
     timed_out: AtomicU8,
-    /// Whether a decision returned the outcome to the caller; a call
-    /// dropped before that was cancelled.
-    ended: bool,
+    /// Whether the outcome was returned to the caller; a call dropped
+    /// before that was cancelled.
+    end: End,
     /// A retry was decided (its budget token taken) and its attempt has
     /// not started yet: [`NO_RETRY`], or the failure it follows
     /// ([`AFTER_TRANSIENT`](pending::AFTER_TRANSIENT), [`AFTER_RATE_LIMITED`](pending::AFTER_RATE_LIMITED)). It is counted when it
@@ -117,6 +117,21 @@ pub struct Call<'p, B, C: Clock, S = Boxed> {
     /// Created at the first failure (or the first hook), so that a call that
     /// succeeds at once initialises none of it.
     failures: S,
+}
+
+/// Where a call stands with its caller.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum End {
+    /// The outcome has not been returned: dropped now, the call was
+    /// cancelled.
+    Open,
+    /// As `Open`, for a function with an `after` hook: its success is
+    /// counted as it is returned, after the hook, so that a call dropped
+    /// during the hook is counted as cancelled
+    /// ([`count_success_on_return`](Call::count_success_on_return)).
+    OpenUntilReturned,
+    /// The outcome was returned to the caller, or is being returned.
+    Returned,
 }
 
 /// The code of a value that `if_result` rejected.
@@ -255,7 +270,7 @@ impl<'p, B: Backoff, C: Clock, S: Slot> Call<'p, B, C, S> {
             clock,
             started,
             timed_out: AtomicU8::new(RAN),
-            ended: false,
+            end: End::Open,
             retry_pending: AtomicU8::new(NO_RETRY),
             hedged_to: 0,
             spans,

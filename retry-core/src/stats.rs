@@ -73,8 +73,9 @@ pub struct Stats {
     /// Alerts raised (`alert_after`).
     pub alerts: u64,
     /// Calls dropped before they ended: an async call's future dropped
-    /// during an attempt or a wait (by a timeout, a `select!`, a shutdown),
-    /// or a body that panicked.
+    /// during an attempt, a wait or a hook (by a timeout, a `select!`, a
+    /// shutdown), even one that runs after a success, or a body or a hook
+    /// that panicked.
     pub cancelled: u64,
 }
 

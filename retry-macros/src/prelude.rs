@@ -115,6 +115,12 @@ pub(crate) fn call_state(
     if args.hooks.any() {
         call.extend(code!(__retry_call.start_clock();));
     }
+    // A success is counted as its outcome is returned, after `after`: a
+    // call dropped (or unwound) during that hook was cancelled. (No
+    // `LazyCall` has hooks.)
+    if args.hooks.after.is_some() && !matches!(shape, Shape::AsyncNext | Shape::AsyncLazy) {
+        call.extend(code!(__retry_call.count_success_on_return();));
+    }
     call
 }
 

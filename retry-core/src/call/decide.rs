@@ -7,7 +7,8 @@ use core::sync::atomic::Ordering;
 use tracing::Span;
 
 use super::cut::{RAN, timeout_class};
-use super::{Call, Decision, FieldVisitor, REJECTED, Slot, success_seen};
+use super::failure_state::Held;
+use super::{Call, Decision, End, FieldVisitor, REJECTED, Slot, success_seen};
 use crate::backoff::Backoff;
 use crate::class::Classification;
 use crate::clock::Clock;
@@ -59,15 +60,63 @@ impl<B: Backoff, C: Clock, S: Slot> Call<'_, B, C, S> {
             } else {
                 None
             };
-            self.frame.site.first_try_success(elapsed);
+            if self.end == End::OpenUntilReturned {
+                self.hold(Held::FirstTry(elapsed));
+            } else {
+                self.frame.site.first_try_success(elapsed);
+            }
         }
         success_seen(policy, self.frame.site);
-        self.ended = true;
+        // A success held for its return ends the call there.
+        if self.end == End::Open {
+            self.end = End::Returned;
+        }
         if let Some(spans) = &mut self.spans {
             spans.end();
             spans.ended(self.frame.number);
         }
         Decision::Return
+    }
+
+    /// Counts each success as its outcome is returned
+    /// ([`returns`](Self::returns)) rather than as it is decided: for a
+    /// function with an `after` hook, which runs between the two, so that
+    /// a call dropped during that hook (an async function's future cut
+    /// while the hook's future is pending, or a panic in the hook) is
+    /// counted as cancelled, not as a success. The rest of a success (its
+    /// log, its spans, the breaker and the alert streak) is still done as
+    /// it is decided.
+    #[inline]
+    pub fn count_success_on_return(&mut self) {
+        self.end = End::OpenUntilReturned;
+    }
+
+    /// The call returns the outcome of the success it decided: under
+    /// [`count_success_on_return`](Self::count_success_on_return), the
+    /// success is counted now, with the call's time as it was decided, and
+    /// the call has ended.
+    #[inline]
+    pub fn returns(&mut self) {
+        if self.end == End::OpenUntilReturned {
+            self.count_held();
+        }
+    }
+
+    /// A success decided, kept to be counted as it is returned.
+    #[inline]
+    pub(super) fn hold(&mut self, held: Held) {
+        self.failures().held = Some(held);
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn count_held(&mut self) {
+        self.end = End::Returned;
+        match self.failures().held.take() {
+            Some(Held::FirstTry(elapsed)) => self.frame.site.first_try_success(elapsed),
+            Some(Held::AfterRetries(nanos)) => self.frame.site.success_after_retries(nanos),
+            None => {}
+        }
     }
 
     /// The classification of an attempt's error: a timeout's, else what the

@@ -9,9 +9,9 @@ use std::time::SystemTime;
 use tracing::{Level, Span};
 
 use super::cut::never_ran;
-use super::failure_state::Slot;
+use super::failure_state::{Held, Slot};
 use super::pending::{AFTER_RATE_LIMITED, AFTER_TRANSIENT};
-use super::{Call, Decision, FieldVisitor};
+use super::{Call, Decision, End, FieldVisitor};
 use crate::backoff::Backoff;
 use crate::class::{Class, Classification};
 use crate::clock::{Clock, saturating_nanos};
@@ -51,7 +51,11 @@ impl<B: Backoff, C: Clock, S: Slot> Call<'_, B, C, S> {
         failures.last_class = None;
         failures.last_delay = None;
         let elapsed = elapsed_nanos(self);
-        self.frame.site.success_after_retries(elapsed);
+        if self.end == End::OpenUntilReturned {
+            self.hold(Held::AfterRetries(elapsed));
+        } else {
+            self.frame.site.success_after_retries(elapsed);
+        }
         if log::wanted(Level::INFO) {
             log::succeeded(
                 self.frame.site,
@@ -199,7 +203,7 @@ impl<B: Backoff, C: Clock, S: Slot> Call<'_, B, C, S> {
                 span,
             );
         }
-        self.ended = true;
+        self.end = End::Returned;
         self.frame
             .site
             .gave_up(reason, elapsed, self.attempts_made() > 1);

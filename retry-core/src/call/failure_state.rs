@@ -116,6 +116,7 @@ fn give_back(mut state: Box<FailureState>) {
         last_delay,
         gave_up,
         history,
+        held,
         #[cfg(feature = "tokio")]
         timer,
     } = &mut *state;
@@ -125,6 +126,7 @@ fn give_back(mut state: Box<FailureState>) {
     *last_delay = None;
     *gave_up = None;
     history.clear();
+    *held = None;
     // Only a timer that was set can be waited on.
     #[cfg(feature = "tokio")]
     if timer.sleep.is_some() {
@@ -147,9 +149,24 @@ pub struct FailureState {
     pub(super) gave_up: Option<GiveUp>,
     /// Kept only when there is a dead-letter sink to give it to.
     pub(super) history: Vec<AttemptRecord>,
+    /// A success decided and not yet returned, under
+    /// [`Call::count_success_on_return`](super::Call::count_success_on_return).
+    pub(super) held: Option<Held>,
     /// The timer of the default async sleep.
     #[cfg(feature = "tokio")]
     pub(super) timer: Timer,
+}
+
+/// A success decided and not yet returned to the caller, as the call's
+/// statistics will count it ([`Call::returns`](super::Call::returns)).
+#[derive(Clone, Copy, Debug)]
+pub(super) enum Held {
+    /// At the first attempt, with the call's time when the `timing`
+    /// feature reads it.
+    FirstTry(Option<Duration>),
+    /// After retries, with the call's time in nanoseconds when it read its
+    /// clock as it started.
+    AfterRetries(Option<u64>),
 }
 
 /// The timer of the default async sleep, and whether an attempt waits on it.
@@ -178,6 +195,7 @@ mod tests {
             last_delay: Some(Duration::from_millis(5)),
             gave_up: Some(GiveUp::Exhausted),
             history: Vec::with_capacity(4),
+            held: Some(Held::AfterRetries(Some(5))),
             #[cfg(feature = "tokio")]
             timer: Timer {
                 sleep: None,

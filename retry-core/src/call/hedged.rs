@@ -13,7 +13,8 @@ use tracing::{Level, Span};
 use super::decide::describe_failure;
 use super::failure_state::Slot as FailureSlot;
 use super::round::{
-    Beside, Happened, Hedging, Round, RoundEnd, RoundEvent, RoundState, arm, cut_short, timed_out,
+    Beside, Happened, Hedging, Round, RoundEnd, RoundEvent, RoundState, UnrunHedge, arm, cut_short,
+    timed_out,
 };
 use super::{Call, FieldVisitor};
 use crate::backoff::Backoff;
@@ -38,7 +39,10 @@ impl<B: Backoff, C: Clock, S: FailureSlot> Call<'_, B, C, S> {
     /// timers of its next hedge and of the deadline (on `timer`, the
     /// function's sleeper). The attempt runs from the first
     /// [`round_event`](Self::round_event); `cut` makes the outcome of an
-    /// attempt a timer cuts, where the outcome type can be a timeout.
+    /// attempt a timer cuts, where the outcome type can be a timeout. A
+    /// retry that was pending stays so until the attempt starts (after
+    /// the `before` hook, and its permit of the limit): a call dropped
+    /// before then gives its token back, as an unhedged one does.
     pub fn begin_round<L, F, M, T, W, R>(
         &mut self,
         round: Pin<&mut Round<L, W>>,
@@ -53,9 +57,8 @@ impl<B: Backoff, C: Clock, S: FailureSlot> Call<'_, B, C, S> {
         T: Fn(Duration) -> W,
         W: Future<Output = ()>,
     {
-        // A retry that was pending is made now; every attempt of the round
-        // shares the call's id, so it is drawn before the first is copied.
-        self.attempt_starts();
+        // Every attempt of the round shares the call's id, so it is drawn
+        // before the first is copied.
         self.frame.call_id.get_or_draw();
         let mut round = round.project();
         let first = self.frame.number;
@@ -79,6 +82,7 @@ impl<B: Backoff, C: Clock, S: FailureSlot> Call<'_, B, C, S> {
             timeout: cut.and(self.policy.attempt_timeout),
             left,
             due: false,
+            unrun_hedge: None,
         };
         round.deadline.set(left.map(&timer));
         // Each attempt has a span of its own, when the call has spans. The
@@ -133,6 +137,13 @@ impl<B: Backoff, C: Clock, S: FailureSlot> Call<'_, B, C, S> {
     {
         debug_assert!(core::ptr::eq(policy, self.policy), "the call's own policy");
         let mut round = round.project();
+        // The hedge the last event started runs from now on: the hooks
+        // before it are done. One dropped in them never ran, and its token
+        // went back with its round.
+        if let Some(hedge) = round.state.unrun_hedge.take() {
+            hedge.runs();
+            self.frame.site.hedge_started();
+        }
         let state = &mut *round.state;
         let first = state.first;
         let seen = |number: u32, succeeded, beside| RoundEnded {
@@ -143,7 +154,15 @@ impl<B: Backoff, C: Clock, S: FailureSlot> Call<'_, B, C, S> {
         };
         let happened = poll_fn(|cx| {
             loop {
-                if let Poll::Ready(finished) = round.slots.as_mut().poll_ended(cx, &timer) {
+                let ended = round.slots.as_mut().poll_ended(cx, &timer);
+                // The round's first attempt, where it follows a retry, makes
+                // that retry once it has started: it holds its permit (it
+                // is polled at once then), or it has ended. Until then, a
+                // call dropped gives the retry's token back.
+                if self.retry_is_pending() && !round.slots.as_mut().queued(first) {
+                    self.retry_starts();
+                }
+                if let Poll::Ready(finished) = ended {
                     let Finished {
                         number,
                         started,
@@ -239,7 +258,11 @@ impl<B: Backoff, C: Clock, S: FailureSlot> Call<'_, B, C, S> {
         })
         .await;
         let (number, outcome, ended) = match happened {
-            Happened::Hedged(number) => return RoundEvent::Hedged(seen(number, false, false)),
+            Happened::Hedged(number) => {
+                // Counted once it runs, after the hooks before it.
+                round.state.unrun_hedge = Some(UnrunHedge(self.policy.budget));
+                return RoundEvent::Hedged(seen(number, false, false));
+            }
             Happened::Beside(number, outcome) => {
                 return RoundEvent::Beside(outcome, seen(number, false, true));
             }
@@ -288,13 +311,16 @@ impl<B: Backoff, C: Clock, S: FailureSlot> Call<'_, B, C, S> {
 
     /// Drops every attempt still in flight, each in its own frame; the
     /// time each ran goes to the `sketch`, if any
-    /// ([`latency`](Self::latency)).
+    /// ([`latency`](Self::latency)). A retry whose attempt was dropped
+    /// still waiting for its permit (the deadline came, or a hedge ended
+    /// the round) never ran: its token goes back, uncounted.
     fn drop_in_flight<F, W, L>(&self, slots: Pin<&mut L>, sketch: Option<&'static LatencySketch>)
     where
         F: Future,
         L: Slots<F, W, Option<C::Reading>>,
     {
         slots.clear(&mut |started| self.latency(sketch, started));
+        self.refund_pending_retry();
     }
 
     /// The span of attempt `number` of a round, a `hedge` or not, when the
@@ -375,9 +401,8 @@ impl<B: Backoff, C: Clock, S: FailureSlot> Call<'_, B, C, S> {
     }
 
     /// A hedge starts: attempt `number`, beside those in flight. (Its
-    /// budget token is taken.)
+    /// budget token is taken; it is counted once it runs, [`UnrunHedge`].)
     fn hedge_starts(&self, number: u32, span: &dyn Fn() -> Span) {
-        self.frame.site.hedge_started();
         self.hedge_logged(number, HedgeEvent::Started, span);
     }
 

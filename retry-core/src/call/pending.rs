@@ -4,8 +4,8 @@
 
 use core::sync::atomic::Ordering;
 
-use super::Call;
 use super::cut::NEVER_RAN;
+use super::{Call, End};
 use crate::class::Class;
 use crate::clock::Clock;
 
@@ -19,7 +19,7 @@ pub(super) const AFTER_RATE_LIMITED: u8 = 2;
 impl<B, C: Clock, S> Drop for Call<'_, B, C, S> {
     #[inline]
     fn drop(&mut self) {
-        if !self.ended {
+        if self.end != End::Returned {
             self.cancelled();
         }
         if self.spans.is_some() {
@@ -35,12 +35,19 @@ impl<B, C: Clock, S> Call<'_, B, C, S> {
         self.spans = None;
     }
 
-    /// The call was dropped before a decision returned its outcome.
+    /// The call was dropped before its outcome was returned: the token of
+    /// a retry that never ran goes back.
     #[cold]
     #[inline(never)]
     pub(super) fn cancelled(&mut self) {
         self.frame.site.cancelled();
         self.refund_pending_retry();
+    }
+
+    /// Whether a retry was decided whose attempt has not started.
+    #[inline]
+    pub(super) fn retry_is_pending(&self) -> bool {
+        self.retry_pending.load(Ordering::Relaxed) != NO_RETRY
     }
 
     /// Gives back the budget token of a retry that was decided and will

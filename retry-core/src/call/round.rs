@@ -7,6 +7,7 @@ use core::time::Duration;
 
 use super::Decision;
 use super::cut::{TIMED_OUT, timeout_class};
+use crate::budget::RetryBudget;
 use crate::class::Classification;
 use crate::hedge::{Hedge, InFlight, LatencySketch, RoundEnded};
 use crate::timeout::AttemptTimeout;
@@ -52,6 +53,31 @@ pub(super) struct RoundState {
     pub(super) left: Option<Duration>,
     /// A hedge is due: its delay passed while every slot was taken.
     pub(super) due: bool,
+    /// The hedge the last event started, which has not run yet: the hooks
+    /// before it run.
+    pub(super) unrun_hedge: Option<UnrunHedge>,
+}
+
+/// A hedge started (its budget token taken, where the call has a budget)
+/// whose body has not run: the hooks before it run. Dropped so, with its
+/// round (the call was cancelled in those hooks), it gives its token
+/// back; it is counted only once it [`runs`](Self::runs).
+#[derive(Debug)]
+pub(super) struct UnrunHedge(pub(super) Option<&'static RetryBudget>);
+
+impl UnrunHedge {
+    /// The hedge runs: its token stays taken.
+    pub(super) fn runs(mut self) {
+        self.0 = None;
+    }
+}
+
+impl Drop for UnrunHedge {
+    fn drop(&mut self) {
+        if let Some(budget) = self.0 {
+            budget.refund();
+        }
+    }
 }
 
 impl<L, W> Round<L, W> {

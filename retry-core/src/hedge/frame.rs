@@ -15,7 +15,7 @@ pub struct HedgeFrame(pub(crate) Frame, pub(crate) Option<tracing::Span>);
 impl sealed::Sealed for HedgeFrame {}
 
 impl HasFrame for HedgeFrame {
-    /// Counts nothing: the round counted the attempt as it started it.
+    /// Counts nothing: the round counts the attempt once it has started.
     #[inline]
     fn starts(&self) -> (&Frame, Option<&tracing::Span>) {
         (&self.0, self.1.as_ref())

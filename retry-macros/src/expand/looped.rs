@@ -129,10 +129,20 @@ impl Parts<'_> {
         let Parts {
             private, outcome, ..
         } = self;
+        // Under `after`, a success is counted as it is returned
+        // (`count_success_on_return`, made with the call).
+        let returned = if after.is_empty() {
+            code!(return #outcome)
+        } else {
+            code!({
+                __retry_call.returns();
+                return #outcome;
+            })
+        };
         code! {
             #after
             match __retry_decision {
-                #private::Decision::Return => return #outcome,
+                #private::Decision::Return => #returned,
                 #private::Decision::GiveUp(_) => {
                     #on_give_up
                     return #outcome;

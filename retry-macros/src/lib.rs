@@ -18,6 +18,8 @@ mod classified;
 mod const_policy;
 mod duration;
 mod expand;
+#[cfg(test)]
+mod expansion_snapshots;
 mod hint;
 #[cfg(test)]
 mod hostile_input;

@@ -1,0 +1,37 @@
+// #[retry(max = 3)]
+// async fn fetch(url: &str) -> std::io::Result<String> { get(url).await }
+
+async fn fetch(url: &str) -> std::io::Result<String> {
+    use ::reattempt::__private as __retry_private;
+    static __RETRY_SITE: __retry_private::Site = __retry_private::Site::new(
+        ::core::concat!(::core::module_path!(), "::fetch"),
+    );
+    let mut __retry_call = __retry_private::LazyCall::new(
+        __retry_private::ConstPolicy::<__retry_private::Exponential, 3>::REF,
+        &__RETRY_SITE,
+        __retry_private::async_clock(),
+    );
+    loop {
+        let __retry_out = __retry_call
+            .next(
+                __retry_private::fallible_attempt::<
+                    std::io::Result<String>,
+                    _,
+                >(async { get(url).await }),
+            )
+            .await;
+        if !(__retry_call)
+            .retries(
+                __retry_private::ConstPolicy::<__retry_private::Exponential, 3>::REF,
+                &__retry_out,
+                __retry_private::classify_by_type,
+                __retry_private::ErrorProbe::<std::io::Result<String>>::new()
+                    .__retry_describer(),
+                __retry_private::ValueProbe::<std::io::Result<String>>::new()
+                    .__retry_judge(),
+            )
+        {
+            return __retry_out;
+        }
+    }
+}

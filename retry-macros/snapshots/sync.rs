@@ -1,0 +1,23 @@
+// #[retry(max = 3)]
+// fn fetch(url: &str) -> std::io::Result<String> { get(url) }
+
+fn fetch(url: &str) -> std::io::Result<String> {
+    use ::reattempt::__private as __retry_private;
+    static __RETRY_SITE: __retry_private::Site = __retry_private::Site::new(
+        ::core::concat!(::core::module_path!(), "::fetch"),
+    );
+    let __retry_body = move || -> std::io::Result<String> { get(url) };
+    let __retry_out = __retry_private::run_sync(
+        __retry_private::ConstPolicy::<__retry_private::Exponential, 3>::REF,
+        &__RETRY_SITE,
+        __retry_body,
+        __retry_private::ValueProbe::<std::io::Result<String>>::new().__retry_judge(),
+        &__retry_private::classify_by_type,
+        __retry_private::ErrorProbe::<std::io::Result<String>>::new()
+            .__retry_describer(),
+        __retry_private::thread_sleep,
+        __retry_private::NoDeadline,
+    );
+    __retry_private::assert_fallible(&__retry_out);
+    __retry_out
+}

@@ -160,6 +160,7 @@ fn sync_behind_a_slow_holder(attempts: &AtomicUsize) -> io::Result<()> {
 }
 
 #[test]
+#[cfg_attr(miri, ignore = "a deadline on the wall clock, which Miri runs past")]
 fn a_sync_retry_queued_for_a_permit_ends_at_the_deadline_without_running() {
     let attempts = AtomicUsize::new(0);
     let started = std::time::Instant::now();
@@ -322,6 +323,7 @@ fn opaque_sync_behind_a_slow_holder(attempts: &AtomicUsize) -> Result<(), Refuse
 }
 
 #[test]
+#[cfg_attr(miri, ignore = "a deadline on the wall clock, which Miri runs past")]
 fn without_a_timeout_error_a_queued_sync_retry_ends_at_the_deadline_with_the_last_error() {
     let attempts = AtomicUsize::new(0);
     let started = std::time::Instant::now();
@@ -431,6 +433,7 @@ fn sync_not_send_behind_a_slow_holder(attempts: &AtomicUsize) -> Result<(), Loca
 }
 
 #[test]
+#[cfg_attr(miri, ignore = "a deadline on the wall clock, which Miri runs past")]
 fn a_sync_retry_queued_at_the_deadline_ends_with_a_last_error_that_is_not_send() {
     let attempts = AtomicUsize::new(0);
     let started = std::time::Instant::now();

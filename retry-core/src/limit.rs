@@ -381,7 +381,11 @@ mod tests {
         for thread in threads {
             thread.join().unwrap();
         }
-        assert_eq!(peak.load(Ordering::SeqCst), 3);
+        let peak = peak.load(Ordering::SeqCst);
+        assert!(peak <= 3, "{peak} at once");
+        // Miri's scheduler switches threads too seldom to fill the limit.
+        #[cfg(not(miri))]
+        assert_eq!(peak, 3);
         assert_eq!(limit.in_use(), 0);
         assert_eq!(limit.waiting(), 0);
     }

@@ -87,14 +87,6 @@ impl fmt::Debug for CallId {
 pub(crate) struct CallIdCell([AtomicU64; 2]);
 
 impl CallIdCell {
-    /// The call's id, if the body or a log has drawn it.
-    #[cfg(feature = "reqwest")]
-    pub(crate) fn drawn(&self) -> Option<u128> {
-        let [high, low] = &self.0;
-        let low = low.load(Ordering::Acquire);
-        (low != 0).then(|| (u128::from(high.load(Ordering::Relaxed)) << 64) | u128::from(low))
-    }
-
     /// The call's id, drawn now if the body has not asked for it yet.
     pub(crate) fn id(&self) -> CallId {
         CallId(self.get_or_draw())

@@ -13,7 +13,6 @@ use core::task::{Context, Poll};
 
 use crate::call_id::{CallId, CallIdCell};
 #[cfg(feature = "reqwest")]
-use crate::class::Classification;
 use crate::limit::{ConcurrencyLimit, Permit};
 use crate::stats::Site;
 
@@ -126,45 +125,6 @@ thread_local! {
     /// an attempt that holds a permit runs (`holding`, for `Call::scope`,
     /// and `Limited::poll`), and popped by its guard.
     static HELD: RefCell<Vec<(usize, u64)>> = const { RefCell::new(Vec::new()) };
-}
-
-#[cfg(feature = "reqwest")]
-thread_local! {
-    /// A classification the body worked out from a response before turning
-    /// it into an error that no longer carries it (reqwest's
-    /// `error_for_status`), tagged with the id of the call and the attempt
-    /// it is for. The id, not the call's address: a call that kept one and
-    /// then succeeded leaves it here, and the next call may be built where
-    /// that one was.
-    static PUSHBACK: Cell<Option<(u128, u32, Classification)>> = const { Cell::new(None) };
-}
-
-/// Keeps `class` for the decision after the attempt running on this thread;
-/// outside a retried call, nothing.
-#[cfg(feature = "reqwest")]
-pub(crate) fn keep_pushback(class: Classification) {
-    with_current(|frame| {
-        PUSHBACK.set(Some((frame.call_id.get_or_draw(), frame.number, class)));
-    });
-}
-
-/// The classification kept by attempt `number` of the call whose id is in
-/// `call_id`, when it is for the error the classifier saw (the same code);
-/// anything kept is cleared. A call whose id was never drawn kept nothing.
-#[cfg(feature = "reqwest")]
-pub(crate) fn take_pushback(
-    call_id: &CallIdCell,
-    number: u32,
-    seen: Classification,
-) -> Classification {
-    match PUSHBACK.take() {
-        Some((id, n, kept))
-            if call_id.drawn() == Some(id) && n == number && kept.code() == seen.code() =>
-        {
-            kept
-        }
-        _ => seen,
-    }
 }
 
 /// The slot of `limit` held by an attempt running on this thread, this one

@@ -119,34 +119,15 @@ impl<B: Backoff, C: Clock, S: Slot> Call<'_, B, C, S> {
         }
     }
 
-    /// The classification of an attempt's error: a timeout's, else what the
-    /// body kept from the response, else the classifier's.
+    /// The classification of an attempt's error: a timeout's, else the
+    /// classifier's.
     #[inline]
     pub(super) fn error_class(&self, classify: impl FnOnce() -> Classification) -> Classification {
         // One comparison on the path of an attempt that was not cut.
         match self.timed_out.swap(RAN, Ordering::Relaxed) {
-            RAN => self.with_pushback(classify()),
+            RAN => classify(),
             cut => timeout_class(cut),
         }
-    }
-}
-
-impl<B, C: Clock, S> Call<'_, B, C, S> {
-    /// The classification the body kept for this attempt's error (see
-    /// `error_for_status_with_pushback`), or the classifier's. Only the
-    /// `reqwest` feature keeps one.
-    #[cfg(feature = "reqwest")]
-    #[cold]
-    #[inline(never)]
-    pub(super) fn with_pushback(&self, seen: Classification) -> Classification {
-        crate::current::take_pushback(&self.frame.call_id, self.frame.number, seen)
-    }
-
-    /// Without the `reqwest` feature nothing keeps one.
-    #[cfg(not(feature = "reqwest"))]
-    #[inline(always)]
-    pub(super) fn with_pushback(&self, seen: Classification) -> Classification {
-        seen
     }
 }
 

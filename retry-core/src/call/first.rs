@@ -418,13 +418,11 @@ fn decide_and_retry<B: Backoff, S: failure_state::Slot, W: Within>(
             }
             Answer::Error(class) => {
                 // Not `error_class`: no sync attempt is timed out (only
-                // async attempts have timers), so only what the body kept
-                // from a response can stand in for the classifier's.
+                // async attempts have timers).
                 debug_assert!(
                     call.timed_out.load(Ordering::Relaxed) == RAN,
                     "a sync attempt has no timer"
                 );
-                let class = call.with_pushback(class);
                 call.failed(
                     class,
                     &Describe(Cell::new(Some(&mut *attempts))),

@@ -19,10 +19,11 @@
 //! waits as long as the server asks. When attempts run out the last response
 //! is returned as it came.
 
+use std::cell::RefCell;
 use std::error::Error;
 use std::time::SystemTime;
 
-use ::reqwest::{Error as ReqwestError, Response};
+use ::reqwest::{Error as ReqwestError, Response, StatusCode, Url};
 
 use crate::class::Classification;
 use crate::classify::{Classified, ClassifiedValue, http};
@@ -32,7 +33,7 @@ use crate::classify::{Classified, ClassifiedValue, http};
 impl Classified for ReqwestError {
     fn classification(&self) -> Classification {
         if let Some(status) = self.status() {
-            return http::status(status.as_u16());
+            return noted(status, self.url()).unwrap_or_else(|| http::status(status.as_u16()));
         }
         if self.is_connect() {
             // No connection: the request was never sent.
@@ -163,9 +164,45 @@ pub trait ErrorForStatus: Sized {
 
 impl ErrorForStatus for Response {
     fn error_for_status_with_pushback(self) -> ::reqwest::Result<Response> {
-        if let Some(class) = self.failure() {
-            crate::current::keep_pushback(class);
+        // Outside a retried attempt nothing will classify the error for a
+        // decision, and a note kept there could only go stale.
+        if crate::attempt().is_some()
+            && let Some(class) = self.failure()
+        {
+            NOTED.set(Some(Noted {
+                status: self.status(),
+                url: self.url().clone(),
+                class,
+            }));
         }
         self.error_for_status()
     }
+}
+
+thread_local! {
+    /// What [`ErrorForStatus`] read from the last response it turned into
+    /// an error on this thread, for the classification of that error, which
+    /// carries the status and the URL but not the headers. One entry: each
+    /// response noted replaces the one before, and the classification of
+    /// the matching error takes it.
+    static NOTED: RefCell<Option<Noted>> = const { RefCell::new(None) };
+}
+
+/// A response's classification, with its pushback, as the error made of it
+/// will be known: by its status and URL.
+struct Noted {
+    status: StatusCode,
+    url: Url,
+    class: Classification,
+}
+
+/// The classification noted for the response that an error of `status`
+/// for `url` was made of, taken; `None` when none was, or when what was
+/// noted is another response's (a classification of that error, noted
+/// before it was taken, would otherwise apply here).
+fn noted(status: StatusCode, url: Option<&Url>) -> Option<Classification> {
+    NOTED.with_borrow_mut(|noted| {
+        let taken = noted.take()?;
+        (taken.status == status && Some(&taken.url) == url).then_some(taken.class)
+    })
 }

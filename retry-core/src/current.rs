@@ -12,7 +12,6 @@ use core::ptr;
 use core::task::{Context, Poll};
 
 use crate::call_id::{CallId, CallIdCell};
-#[cfg(feature = "reqwest")]
 use crate::limit::{ConcurrencyLimit, Permit};
 use crate::stats::Site;
 

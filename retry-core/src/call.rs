@@ -8,6 +8,7 @@
 
 use core::fmt;
 use core::future::Future;
+use core::mem::ManuallyDrop;
 use core::sync::atomic::AtomicU8;
 use core::time::Duration;
 
@@ -111,9 +112,10 @@ pub struct Call<'p, B, C: Clock, S = Boxed> {
     /// come after the one whose outcome ended the round (`frame.number`);
     /// 0 in a call that never hedged.
     hedged_to: u32,
-    /// The call's spans, when a subscriber is interested; dropped by
-    /// `Drop` out of line, so that a call without them drops inline.
-    spans: Option<Box<Spans>>,
+    /// The call's spans, when a subscriber is interested. Taken and
+    /// dropped by `Drop`, out of line: a field with drop glue of its own
+    /// would be dropped by a call even when `None`.
+    spans: ManuallyDrop<Option<Box<Spans>>>,
     /// Created at the first failure (or the first hook), so that a call that
     /// succeeds at once initialises none of it.
     failures: S,
@@ -273,7 +275,7 @@ impl<'p, B: Backoff, C: Clock, S: Slot> Call<'p, B, C, S> {
             end: End::Open,
             retry_pending: AtomicU8::new(NO_RETRY),
             hedged_to: 0,
-            spans,
+            spans: ManuallyDrop::new(spans),
             failures: S::default(),
         }
     }
@@ -390,7 +392,7 @@ impl<'p, B: Backoff, C: Clock, S: Slot> Call<'p, B, C, S> {
     /// Opens the span of the attempt about to run, when the call has spans.
     #[inline]
     pub fn begin_attempt(&mut self) {
-        if let Some(spans) = &mut self.spans {
+        if let Some(spans) = &mut *self.spans {
             spans.begin(self.frame.number, after_http(&self.failures));
         }
     }

@@ -71,7 +71,7 @@ impl<B: Backoff, C: Clock, S: Slot> Call<'_, B, C, S> {
         if self.end == End::Open {
             self.end = End::Returned;
         }
-        if let Some(spans) = &mut self.spans {
+        if let Some(spans) = &mut *self.spans {
             spans.end();
             spans.ended(self.frame.number);
         }

@@ -138,7 +138,7 @@ impl<B: Backoff, C: Clock, S: Slot> Call<'_, B, C, S> {
                 if wait != delay {
                     failures.skipped = failures.skipped.saturating_add(delay.saturating_sub(wait));
                 }
-                if let Some(spans) = &mut self.spans {
+                if let Some(spans) = &mut *self.spans {
                     spans.end();
                 }
                 Decision::Retry(wait)
@@ -214,7 +214,7 @@ impl<B: Backoff, C: Clock, S: Slot> Call<'_, B, C, S> {
             let record = self.record(reason, &class, error, elapsed, fields);
             dead_letter::deliver(sink, &record);
         }
-        if let Some(spans) = &mut self.spans {
+        if let Some(spans) = &mut *self.spans {
             spans.gave_up(&class, reason);
             spans.end();
             spans.ended(self.frame.number);

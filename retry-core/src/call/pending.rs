@@ -22,19 +22,20 @@ impl<B, C: Clock, S> Drop for Call<'_, B, C, S> {
         if self.end != End::Returned {
             self.cancelled();
         }
-        if self.spans.is_some() {
-            self.drop_spans();
+        if let Some(spans) = self.spans.take() {
+            drop_spans(spans);
         }
     }
 }
 
-impl<B, C: Clock, S> Call<'_, B, C, S> {
-    #[cold]
-    #[inline(never)]
-    pub(super) fn drop_spans(&mut self) {
-        self.spans = None;
-    }
+/// A call's spans, dropped out of line: a call without them drops inline.
+#[cold]
+#[inline(never)]
+fn drop_spans(spans: Box<crate::spans::Spans>) {
+    drop(spans);
+}
 
+impl<B, C: Clock, S> Call<'_, B, C, S> {
     /// The call was dropped before its outcome was returned: the token of
     /// a retry that never ran goes back.
     #[cold]

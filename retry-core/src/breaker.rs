@@ -20,8 +20,9 @@
 use core::fmt;
 use core::sync::atomic::{AtomicU8, AtomicU32, AtomicU64, Ordering};
 use core::time::Duration;
-use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::sync::{Mutex, MutexGuard, OnceLock, PoisonError};
 
+use crate::twin::BreakerTwin;
 use crate::window::{self, Epoch, SLOTS, SlotIndex};
 
 const CLOSED: u8 = 0;
@@ -64,9 +65,10 @@ pub struct RetryBreaker {
     /// opened, the probes left and the state, and a round begun between an
     /// opening's steps undid its cool-down.
     turning: Mutex<()>,
-    /// The fleet's breaker in Redis, once shared.
-    #[cfg(feature = "redis-fleet")]
-    shared: std::sync::OnceLock<crate::fleet::FleetBreaker>,
+    /// The fleet's breaker, once shared: `share`, which the fleet defines,
+    /// installs it, hence the crate's visibility. Without the fleet it
+    /// stays empty, and this instance's state decides alone.
+    pub(crate) shared: OnceLock<Box<dyn BreakerTwin>>,
 }
 
 #[derive(Debug)]
@@ -117,21 +119,8 @@ impl RetryBreaker {
             opened_at: AtomicU64::new(0),
             probes_left: AtomicU32::new(0),
             turning: Mutex::new(()),
-            #[cfg(feature = "redis-fleet")]
-            shared: std::sync::OnceLock::new(),
+            shared: OnceLock::new(),
         }
-    }
-
-    /// Shares the breaker with every instance that shares one under the
-    /// same scope in the same Redis (feature `redis-fleet`; see
-    /// [`FleetBreaker`](crate::fleet::FleetBreaker)). A breaker already
-    /// shared gives `fleet` back, boxed.
-    #[cfg(feature = "redis-fleet")]
-    pub fn share(
-        &self,
-        fleet: crate::fleet::FleetBreaker,
-    ) -> Result<(), Box<crate::fleet::FleetBreaker>> {
-        self.shared.set(fleet).map_err(Box::new)
     }
 
     /// Whether retries are stopped now (open, or waiting for its probes).
@@ -153,7 +142,6 @@ impl RetryBreaker {
     /// An attempt ended: a success, or a failure.
     pub fn record(&self, failed: bool) {
         let now = self.now_slot();
-        #[cfg(feature = "redis-fleet")]
         if let Some(fleet) = self.shared.get() {
             fleet.record(failed, self.slot_nanos, self.cool_down, now);
         }
@@ -179,7 +167,6 @@ impl RetryBreaker {
     /// open fleet breaker opens this instance's too, so that its
     /// `classic(..)` functions fail fast without asking Redis.
     pub fn allow_retry(&self) -> bool {
-        #[cfg(feature = "redis-fleet")]
         if let Some(fleet) = self.shared.get()
             && let Some(allowed) = fleet.allow_retry(
                 self.threshold,

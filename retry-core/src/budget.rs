@@ -11,7 +11,9 @@
 
 use core::sync::atomic::{AtomicI64, Ordering};
 use core::time::Duration;
+use std::sync::OnceLock;
 
+use crate::twin::BudgetTwin;
 use crate::window::{self, Epoch, SLOTS, SlotIndex};
 
 /// Milli-tokens per token: deposits are fractions of a retry.
@@ -61,9 +63,10 @@ pub struct RetryBudget {
     /// Held by a local withdrawal from its check of the balance to its
     /// withdrawal.
     withdrawing: std::sync::Mutex<()>,
-    /// The fleet's budget in Redis, once shared.
-    #[cfg(feature = "redis-fleet")]
-    shared: std::sync::OnceLock<crate::fleet::FleetBudget>,
+    /// The fleet's budget, once shared: `share`, which the fleet defines,
+    /// installs it, hence the crate's visibility. Without the fleet it
+    /// stays empty, and the local budget decides alone.
+    pub(crate) shared: OnceLock<Box<dyn BudgetTwin>>,
 }
 
 #[derive(Debug)]
@@ -109,8 +112,7 @@ impl RetryBudget {
             epoch: Epoch::new(),
             slots: [const { Slot::new() }; SLOTS],
             withdrawing: std::sync::Mutex::new(()),
-            #[cfg(feature = "redis-fleet")]
-            shared: std::sync::OnceLock::new(),
+            shared: OnceLock::new(),
         }
     }
 
@@ -120,41 +122,10 @@ impl RetryBudget {
         RetryBudget::new(0.2, 10, Duration::from_secs(10))
     }
 
-    /// Shares this budget with every instance that shares one under the
-    /// same scope in the same Redis (feature `redis-fleet`; see
-    /// [`fleet`](crate::fleet)). Call it once at start-up; a budget already
-    /// shared gives `fleet` back, boxed.
-    ///
-    /// ```no_run
-    /// use reattempt::fleet::FleetBudget;
-    /// use reattempt::{RetryBudget, retry};
-    /// use std::time::Duration;
-    ///
-    /// static PAYMENTS: RetryBudget = RetryBudget::new(0.1, 1, Duration::from_secs(10));
-    ///
-    /// #[retry(max = 4, budget = PAYMENTS)]
-    /// fn charge() -> std::io::Result<()> {
-    ///     Ok(())
-    /// }
-    ///
-    /// let fleet = FleetBudget::connect("redis://127.0.0.1:6379", "orders->payments")?;
-    /// PAYMENTS.share(fleet).expect("shared once");
-    /// charge()?;
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    #[cfg(feature = "redis-fleet")]
-    pub fn share(
-        &self,
-        fleet: crate::fleet::FleetBudget,
-    ) -> Result<(), Box<crate::fleet::FleetBudget>> {
-        self.shared.set(fleet).map_err(Box::new)
-    }
-
     /// Counts a first attempt.
     pub fn deposit(&self) {
         let now = self.now();
         self.add(now, self.deposit);
-        #[cfg(feature = "redis-fleet")]
         if let Some(fleet) = self.shared.get() {
             fleet.deposit(self.deposit, now);
         }
@@ -166,7 +137,6 @@ impl RetryBudget {
     pub(crate) fn take_back_deposit(&self) {
         let now = self.now();
         self.add(now, -self.deposit);
-        #[cfg(feature = "redis-fleet")]
         if let Some(fleet) = self.shared.get() {
             fleet.deposit(-self.deposit, now);
         }
@@ -220,18 +190,19 @@ impl RetryBudget {
     }
 
     fn withdraw(&self, cost: i64) -> bool {
-        #[cfg(feature = "redis-fleet")]
         if let Some(fleet) = self.shared.get() {
-            use crate::fleet::Fleet;
             match fleet.withdraw(cost, self.reserve, self.slot_nanos, self.now()) {
-                Fleet::Withdrawn => {
+                // The fleet's balance gave the retry its token.
+                Some(true) => {
                     // Kept locally too, so that a fallback starts from what
                     // this instance spent.
                     self.add(self.now(), -cost);
                     return true;
                 }
-                Fleet::Refused => return false,
-                Fleet::Unreachable => {}
+                // The fleet's budget is spent.
+                Some(false) => return false,
+                // The fleet did not answer in time: the local budget decides.
+                None => {}
             }
         }
         // Threads that all saw the last token would all take it: the check
@@ -271,7 +242,6 @@ impl RetryBudget {
     fn give_back(&self, cost: i64) {
         let now = self.now();
         self.add(now, cost);
-        #[cfg(feature = "redis-fleet")]
         if let Some(fleet) = self.shared.get() {
             fleet.deposit(cost, now);
         }

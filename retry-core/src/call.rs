@@ -30,8 +30,8 @@ use crate::log;
 use crate::outcome::{FromBreakerOpen, FromTimeout, Outcome};
 use crate::policy::{Idempotent, Policy};
 use crate::read_outcome::JudgeValue;
+use crate::site::Site;
 use crate::spans::{self, Spans};
-use crate::stats::Site;
 use crate::timeout::AttemptTimeout;
 use cut::{NEVER_RAN, RAN, TIMED_OUT};
 use decide::FailedValue;
@@ -277,6 +277,24 @@ impl<'p, B: Backoff, C: Clock, S: Slot> Call<'p, B, C, S> {
             hedged_to: 0,
             spans: ManuallyDrop::new(spans),
             failures: S::default(),
+        }
+    }
+
+    /// What an event of attempt `attempt` says of the call, `elapsed`
+    /// into it, with the user's fields in `span`.
+    fn about<'a>(
+        &'a self,
+        attempt: u32,
+        elapsed: Option<Duration>,
+        span: &'a dyn Fn() -> Span,
+    ) -> log::About<'a, B> {
+        log::About {
+            site: self.frame.site,
+            policy: self.policy,
+            attempt,
+            call_id: &self.frame.call_id,
+            elapsed,
+            span,
         }
     }
 

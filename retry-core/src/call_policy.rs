@@ -4,7 +4,7 @@
 
 use crate::dynamic::{AnyBackoff, DynamicPolicy, PolicyCell};
 use crate::policy::Policy;
-use crate::stats::Site;
+use crate::site::Site;
 
 /// The policy of one call under `policy = ...`: the dynamic policy over the
 /// static arguments, or those alone (with a WARN, once) when it is invalid.

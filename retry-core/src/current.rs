@@ -13,7 +13,7 @@ use core::task::{Context, Poll};
 
 use crate::call_id::{CallId, CallIdCell};
 use crate::limit::{ConcurrencyLimit, Permit};
-use crate::stats::Site;
+use crate::site::Site;
 
 /// The attempt in progress of a retried call.
 ///

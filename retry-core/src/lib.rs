@@ -52,12 +52,14 @@ mod preset;
 mod read_outcome;
 mod rng;
 mod scoped;
+mod site;
 mod spans;
 pub mod stats;
 pub mod testing;
 #[cfg(feature = "tokio")]
 mod thread_timer;
 mod timeout;
+mod twin;
 #[cfg(feature = "tokio")]
 mod wait;
 mod window;
@@ -88,5 +90,5 @@ pub use outcome::{Fallible, FromBreakerOpen, FromTimeout, NoError, Outcome};
 pub use policy::{
     DEFAULT_ALERT_AFTER, DEFAULT_MAX_ATTEMPTS, DEFAULT_MAX_RETRY_AFTER, Idempotent, Nested, Policy,
 };
-pub use stats::Alert;
+pub use site::Alert;
 pub use timeout::AttemptTimeout;

@@ -45,7 +45,7 @@ use crate::call_id::CallIdCell;
 use crate::class::Classification;
 use crate::give_up::GiveUp;
 use crate::policy::{Idempotent, Policy};
-use crate::stats::{Alert, Site};
+use crate::site::{Alert, Site};
 
 /// `max` as a number, or the text `unbounded`.
 fn max_field<B>(policy: &Policy<B>) -> MaxField {
@@ -121,18 +121,33 @@ fn millis(d: Duration) -> u64 {
     u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
 }
 
-#[allow(clippy::too_many_arguments)]
+/// The call an event is about, as the event's fields name it: its
+/// function, its policy's `max` and idempotency key, the attempt, the
+/// call's id and the time it has taken; `span` holds the fields of the
+/// user's (`fields(..)`), entered while the event is written.
+pub(crate) struct About<'a, B> {
+    pub(crate) site: &'a Site,
+    pub(crate) policy: &'a Policy<B>,
+    pub(crate) attempt: u32,
+    pub(crate) call_id: &'a CallIdCell,
+    pub(crate) elapsed: Option<Duration>,
+    pub(crate) span: &'a dyn Fn() -> Span,
+}
+
 pub(crate) fn retrying<B>(
-    site: &Site,
-    policy: &Policy<B>,
-    attempt: u32,
-    call_id: &CallIdCell,
+    about: About<'_, B>,
     class: &Classification,
     error: &dyn fmt::Display,
     delay: Duration,
-    elapsed: Option<Duration>,
-    span: &dyn Fn() -> Span,
 ) {
+    let About {
+        site,
+        policy,
+        attempt,
+        call_id,
+        elapsed,
+        span,
+    } = about;
     let max = max_field(policy);
     let key = idempotency_key(policy, call_id);
     let _fields = span().entered();
@@ -152,18 +167,20 @@ pub(crate) fn retrying<B>(
     );
 }
 
-#[allow(clippy::too_many_arguments)]
 pub(crate) fn gave_up<B>(
-    site: &Site,
-    policy: &Policy<B>,
-    attempt: u32,
-    call_id: &CallIdCell,
+    about: About<'_, B>,
     class: &Classification,
     error: &dyn fmt::Display,
     reason: GiveUp,
-    elapsed: Option<Duration>,
-    span: &dyn Fn() -> Span,
 ) {
+    let About {
+        site,
+        policy,
+        attempt,
+        call_id,
+        elapsed,
+        span,
+    } = about;
     let max = max_field(policy);
     let key = idempotency_key(policy, call_id);
     let _fields = span().entered();
@@ -185,14 +202,15 @@ pub(crate) fn gave_up<B>(
     );
 }
 
-pub(crate) fn succeeded<B>(
-    site: &Site,
-    policy: &Policy<B>,
-    attempt: u32,
-    call_id: &CallIdCell,
-    elapsed: Option<Duration>,
-    span: &dyn Fn() -> Span,
-) {
+pub(crate) fn succeeded<B>(about: About<'_, B>) {
+    let About {
+        site,
+        policy,
+        attempt,
+        call_id,
+        elapsed,
+        span,
+    } = about;
     let max = max_field(policy);
     let key = idempotency_key(policy, call_id);
     let _fields = span().entered();
@@ -267,19 +285,21 @@ pub(crate) fn hedge<B>(
 
 /// Attempt `attempt` failed while `in_flight` others of its call run: no
 /// decision is made until they end.
-#[allow(clippy::too_many_arguments)]
 #[cold]
 pub(crate) fn failed_beside<B>(
-    site: &Site,
-    policy: &Policy<B>,
-    attempt: u32,
-    call_id: &CallIdCell,
+    about: About<'_, B>,
     class: &Classification,
     error: &dyn fmt::Display,
     in_flight: usize,
-    elapsed: Option<Duration>,
-    span: &dyn Fn() -> Span,
 ) {
+    let About {
+        site,
+        policy,
+        attempt,
+        call_id,
+        elapsed,
+        span,
+    } = about;
     let max = max_field(policy);
     let key = idempotency_key(policy, call_id);
     let _fields = span().entered();

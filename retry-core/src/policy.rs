@@ -10,7 +10,7 @@ use crate::dead_letter::DeadLetter;
 use crate::hedge::HedgeSpec;
 use crate::jitter::Jitter;
 use crate::limit::ConcurrencyLimit;
-use crate::stats::Alert;
+use crate::site::Alert;
 
 /// Most attempts when `max` is not given.
 pub const DEFAULT_MAX_ATTEMPTS: u32 = 5;

@@ -50,7 +50,7 @@ pub mod preset {
 pub use crate::read_outcome::{
     ErrorProbe, Fallback, JudgeValue, LastResort, NoFailure, Probe, ValueProbe,
 };
-pub use crate::stats::Site;
+pub use crate::site::Site;
 pub use tracing;
 
 /// The code a `#[derive(Classified)]` variant names with `code = ".."`,

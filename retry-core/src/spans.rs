@@ -19,7 +19,7 @@ use tracing::field::Empty;
 use crate::class::{Classification, CodeKind};
 use crate::classify::grpc;
 use crate::give_up::GiveUp;
-use crate::stats::Site;
+use crate::site::Site;
 
 /// A call's spans; made only when a subscriber is interested.
 #[derive(Debug)]

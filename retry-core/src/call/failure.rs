@@ -57,14 +57,7 @@ impl<B: Backoff, C: Clock, S: Slot> Call<'_, B, C, S> {
             self.frame.site.success_after_retries(elapsed);
         }
         if log::wanted(Level::INFO) {
-            log::succeeded(
-                self.frame.site,
-                self.policy,
-                self.frame.number,
-                &self.frame.call_id,
-                elapsed.map(Duration::from_nanos),
-                span,
-            );
+            log::succeeded(self.about(self.frame.number, elapsed.map(Duration::from_nanos), span));
         }
     }
 
@@ -112,15 +105,10 @@ impl<B: Backoff, C: Clock, S: Slot> Call<'_, B, C, S> {
                 }
                 if log::wanted(Level::WARN) {
                     log::retrying(
-                        self.frame.site,
-                        self.policy,
-                        self.frame.number,
-                        &self.frame.call_id,
+                        self.about(self.frame.number, elapsed, span),
                         &class,
                         error,
                         delay,
-                        elapsed,
-                        span,
                     );
                 }
                 self.remember(&class, Some((delay, from)), self.frame.number, hedge);
@@ -192,15 +180,10 @@ impl<B: Backoff, C: Clock, S: Slot> Call<'_, B, C, S> {
     ) {
         if log::wanted(Level::ERROR) {
             log::gave_up(
-                self.frame.site,
-                self.policy,
-                self.frame.number,
-                &self.frame.call_id,
+                self.about(self.frame.number, elapsed, span),
                 &class,
                 error,
                 reason,
-                elapsed,
-                span,
             );
         }
         self.end = End::Returned;

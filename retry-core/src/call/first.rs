@@ -23,8 +23,8 @@ use crate::export;
 use crate::outcome::Outcome;
 use crate::policy::Policy;
 use crate::read_outcome::{DynJudge, JudgeValue};
+use crate::site::Site;
 use crate::spans;
-use crate::stats::Site;
 
 /// How a call whose first attempt ran began: that attempt's frame (with
 /// the call's id, if the body drew it) and the call's start time.

@@ -440,17 +440,7 @@ impl<B: Backoff, C: Clock, S: FailureSlot> Call<'_, B, C, S> {
         self.failure_seen(&class, span);
         if log::wanted(Level::WARN) {
             let elapsed = self.elapsed();
-            log::failed_beside(
-                self.frame.site,
-                self.policy,
-                number,
-                &self.frame.call_id,
-                &class,
-                error,
-                in_flight,
-                elapsed,
-                span,
-            );
+            log::failed_beside(self.about(number, elapsed, span), &class, error, in_flight);
         }
         self.remember(&class, None, number, hedge);
     }

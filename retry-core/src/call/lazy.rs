@@ -22,8 +22,8 @@ use crate::outcome::Outcome;
 use crate::policy::Policy;
 use crate::read_outcome::JudgeValue;
 use crate::scoped::Scoped;
+use crate::site::Site;
 use crate::spans;
-use crate::stats::Site;
 
 /// An async call that builds its [`Call`] only when its first attempt
 /// fails (or from the start, when a subscriber may want its spans). The

@@ -5,7 +5,10 @@ use std::time::Duration;
 
 use ::redis::{RedisError, Script};
 
+use super::install;
 use super::link::{DEFAULT_TIMEOUT, Link};
+use crate::class::Classification;
+use crate::twin::{STREAK_TWIN, StreakTwin};
 
 /// Counts a function's failure streak for the whole fleet; replies
 /// `{count, fire}`: the streak's length, and 1 for the one instance that
@@ -81,16 +84,19 @@ impl FleetAlerts {
     fn prefix(&self, function: &str) -> String {
         format!("reattempt:alert:{}:{function}", self.scope)
     }
+}
 
-    /// A failure of `function` of the kind `kind` (class and code): the
-    /// fleet's streak and whether this instance raises the alert, or `None`
-    /// when Redis did not answer.
-    pub(crate) fn failure(&self, function: &str, kind: &str, after: u32) -> Option<(u32, bool)> {
+impl StreakTwin for FleetAlerts {
+    /// A failure of `function` like `class`: the fleet's streak of its kind
+    /// (class and code) and whether this instance raises the alert, or
+    /// `None` when Redis did not answer.
+    fn failure(&self, function: &str, class: &Classification, after: u32) -> Option<(u32, bool)> {
+        let kind = format!("{}:{}", class.class().as_str(), class.code().unwrap_or(""));
         let ttl = u64::try_from(STREAK_TTL.as_millis()).unwrap_or(u64::MAX);
         let (count, fire) = self.link.ask(&self.scope, "alert streak", |conn| {
             self.script
                 .key(self.prefix(function))
-                .arg(kind)
+                .arg(kind.as_str())
                 .arg(after)
                 .arg(ttl)
                 .invoke::<(i64, i64)>(conn)
@@ -99,7 +105,7 @@ impl FleetAlerts {
     }
 
     /// A success of `function`: the fleet's streak ends.
-    pub(crate) fn success(&self, function: &str) {
+    fn success(&self, function: &str) {
         let prefix = self.prefix(function);
         let _ = self.link.ask(&self.scope, "alert streak", |conn| {
             ::redis::cmd("DEL")
@@ -111,8 +117,6 @@ impl FleetAlerts {
     }
 }
 
-static ALERTS: std::sync::OnceLock<FleetAlerts> = std::sync::OnceLock::new();
-
 /// Counts every function's alert streak across the fleet from now on; a
 /// second call gives `alerts` back, boxed.
 ///
@@ -123,10 +127,7 @@ static ALERTS: std::sync::OnceLock<FleetAlerts> = std::sync::OnceLock::new();
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub fn share_alerts(alerts: FleetAlerts) -> Result<(), Box<FleetAlerts>> {
-    ALERTS.set(alerts).map_err(Box::new)
-}
-
-/// The fleet's alert streaks, once shared.
-pub(crate) fn alerts() -> Option<&'static FleetAlerts> {
-    ALERTS.get()
+    install(&STREAK_TWIN, alerts, |alerts| -> Box<dyn StreakTwin> {
+        Box::new(alerts)
+    })
 }

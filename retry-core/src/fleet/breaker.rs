@@ -1,4 +1,5 @@
-//! The Redis side of a retry breaker shared by the fleet.
+//! The Redis side of a retry breaker shared by the fleet, and how a
+//! breaker is shared.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
@@ -7,7 +8,9 @@ use ::redis::{RedisError, Script};
 
 use super::link::{DEFAULT_TIMEOUT, Link};
 use super::pending::Pending;
-use super::{millis, now_ms, slot_of};
+use super::{install, millis, now_ms, slot_of};
+use crate::RetryBreaker;
+use crate::twin::BreakerTwin;
 
 /// Adds what an instance counted since its last decision to the fleet's
 /// window, then decides whether a retry may go: 1, or 2 for a probe, or 0.
@@ -141,11 +144,19 @@ impl FleetBreaker {
     fn prefix(&self) -> String {
         format!("reattempt:breaker:{}", self.scope)
     }
+}
 
+// Asserted, as a `BreakerTwin` must be: the breaker keeps its counts in
+// atomics and takes every lock past a panic's poison, so a panic leaves
+// nothing half-changed that another caller could see.
+impl std::panic::RefUnwindSafe for FleetBreaker {}
+impl std::panic::UnwindSafe for FleetBreaker {}
+
+impl BreakerTwin for FleetBreaker {
     /// An attempt ended, in the local breaker's slot `index`; on a success
     /// after the breaker was seen open or let a probe through, the fleet's
     /// breaker closes, once its `cool_down` is over.
-    pub(crate) fn record(&self, failed: bool, slot_nanos: u64, cool_down: Duration, index: u64) {
+    fn record(&self, failed: bool, slot_nanos: u64, cool_down: Duration, index: u64) {
         self.pending.add(index, [1, i64::from(failed)]);
         if !failed && self.saw_open.swap(false, Ordering::Relaxed) {
             let slot = slot_of(slot_nanos);
@@ -167,7 +178,7 @@ impl FleetBreaker {
 
     /// Whether the fleet lets a retry go, in the local breaker's slot
     /// `index`, or `None` when Redis did not answer.
-    pub(crate) fn allow_retry(
+    fn allow_retry(
         &self,
         threshold: f64,
         min_attempts: u64,
@@ -204,5 +215,17 @@ impl FleetBreaker {
         // Open, or letting a probe through: the next success closes it.
         self.saw_open.store(allowed != 1, Ordering::Relaxed);
         Some(allowed != 0)
+    }
+}
+
+impl RetryBreaker {
+    /// Shares the breaker with every instance that shares one under the
+    /// same scope in the same Redis (feature `redis-fleet`; see
+    /// [`FleetBreaker`](crate::fleet::FleetBreaker)). A breaker already
+    /// shared gives `fleet` back, boxed.
+    pub fn share(&self, fleet: FleetBreaker) -> Result<(), Box<FleetBreaker>> {
+        install(&self.shared, fleet, |fleet| -> Box<dyn BreakerTwin> {
+            Box::new(fleet)
+        })
     }
 }

@@ -1,11 +1,14 @@
-//! The Redis side of a shared retry budget.
+//! The Redis side of a shared retry budget, and how a budget is shared.
 
 use std::time::{Duration, SystemTime};
 
 use ::redis::{RedisError, Script};
 
+use super::install;
 use super::link::{DEFAULT_TIMEOUT, Link};
 use super::pending::Pending;
+use crate::RetryBudget;
+use crate::twin::BudgetTwin;
 
 /// Deposits what is pending into the current slot, then withdraws `cost`
 /// when the window's balance plus the reserve allows it. Replies
@@ -67,17 +70,6 @@ pub struct FleetBudget {
     pending: Pending<1>,
 }
 
-/// What the fleet said about a retry.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Fleet {
-    /// The fleet's balance gave the retry its token.
-    Withdrawn,
-    /// The fleet's budget is spent.
-    Refused,
-    /// Redis did not answer in time: the local budget decides.
-    Unreachable,
-}
-
 impl std::fmt::Debug for FleetBudget {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("FleetBudget")
@@ -122,17 +114,25 @@ impl FleetBudget {
     pub fn key_prefix(&self) -> String {
         format!("reattempt:budget:{}", self.scope)
     }
+}
 
+// Asserted, as a `BudgetTwin` must be: the budget keeps its counts in
+// atomics and takes every lock past a panic's poison, so a panic leaves
+// nothing half-changed that another caller could see.
+impl std::panic::RefUnwindSafe for FleetBudget {}
+impl std::panic::UnwindSafe for FleetBudget {}
+
+impl BudgetTwin for FleetBudget {
     /// A first attempt's deposit, made in the local budget's slot `index`,
     /// kept until the next withdrawal.
-    pub(crate) fn deposit(&self, milli: i64, index: u64) {
+    fn deposit(&self, milli: i64, index: u64) {
         self.pending.add(index, [milli]);
     }
 
     /// Asks the fleet for a retry's token of `cost` milli-tokens, with the
     /// window of `slot_nanos` slots and the fleet's `reserve`, in the local
     /// budget's slot `index`.
-    pub(crate) fn withdraw(&self, cost: i64, reserve: i64, slot_nanos: u64, index: u64) -> Fleet {
+    fn withdraw(&self, cost: i64, reserve: i64, slot_nanos: u64, index: u64) -> Option<bool> {
         let taken = self.pending.take(index);
         let [deposit] = Pending::sums(&taken);
         let since = SystemTime::now()
@@ -154,7 +154,7 @@ impl FleetBudget {
         let Some((withdrawn, corrupt)) = answer else {
             // The deposits were not counted: keep them for next time.
             self.pending.give_back(taken);
-            return Fleet::Unreachable;
+            return None;
         };
         if corrupt == 1 {
             tracing::error!(
@@ -163,10 +163,36 @@ impl FleetBudget {
                 "the fleet's retry budget in Redis held a value that is not a number; it was reset",
             );
         }
-        if withdrawn == 1 {
-            Fleet::Withdrawn
-        } else {
-            Fleet::Refused
-        }
+        Some(withdrawn == 1)
+    }
+}
+
+impl RetryBudget {
+    /// Shares this budget with every instance that shares one under the
+    /// same scope in the same Redis (feature `redis-fleet`; see
+    /// [`fleet`](crate::fleet)). Call it once at start-up; a budget already
+    /// shared gives `fleet` back, boxed.
+    ///
+    /// ```no_run
+    /// use reattempt::fleet::FleetBudget;
+    /// use reattempt::{RetryBudget, retry};
+    /// use std::time::Duration;
+    ///
+    /// static PAYMENTS: RetryBudget = RetryBudget::new(0.1, 1, Duration::from_secs(10));
+    ///
+    /// #[retry(max = 4, budget = PAYMENTS)]
+    /// fn charge() -> std::io::Result<()> {
+    ///     Ok(())
+    /// }
+    ///
+    /// let fleet = FleetBudget::connect("redis://127.0.0.1:6379", "orders->payments")?;
+    /// PAYMENTS.share(fleet).expect("shared once");
+    /// charge()?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn share(&self, fleet: FleetBudget) -> Result<(), Box<FleetBudget>> {
+        install(&self.shared, fleet, |fleet| -> Box<dyn BudgetTwin> {
+            Box::new(fleet)
+        })
     }
 }

@@ -44,14 +44,38 @@ mod link;
 mod pending;
 mod policy;
 
+use std::sync::OnceLock;
 use std::time::{Duration, SystemTime};
 
-pub(crate) use alerts::alerts;
 pub use alerts::{FleetAlerts, share_alerts};
 pub use breaker::FleetBreaker;
-pub(crate) use budget::Fleet;
 pub use budget::FleetBudget;
 pub use policy::FleetPolicy;
+
+/// Installs `twin`, made a trait object by `boxed`, in `cell`, where the
+/// core asks for it (a budget's or breaker's `shared`, or the alert
+/// streaks'), unless a twin is there already: then gives `twin` back,
+/// boxed, as each `share` promises. `OnceLock::set` would give back the
+/// trait object instead, whose type the caller could no longer name.
+fn install<T, D: ?Sized>(
+    cell: &OnceLock<Box<D>>,
+    twin: T,
+    boxed: impl FnOnce(T) -> Box<D>,
+) -> Result<(), Box<T>> {
+    let mut given = Some(twin);
+    // The closure runs only on an empty cell, and takes the twin then: a
+    // twin still given after it was not installed.
+    cell.get_or_init(|| {
+        let twin = given
+            .take()
+            .expect("`get_or_init` runs its closure once at most");
+        boxed(twin)
+    });
+    match given {
+        None => Ok(()),
+        Some(twin) => Err(Box::new(twin)),
+    }
+}
 
 /// Wall-clock milliseconds, as every instance counts them.
 pub(super) fn now_ms() -> u64 {
@@ -72,4 +96,24 @@ pub(super) fn slot_of(slot_nanos: u64) -> u64 {
         .duration_since(SystemTime::UNIX_EPOCH)
         .unwrap_or_default();
     u64::try_from(since.as_nanos() / u128::from(slot_nanos.max(1))).unwrap_or(u64::MAX)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    type Twin = dyn std::fmt::Debug + Send + Sync;
+
+    #[test]
+    fn a_second_twin_is_given_back_and_the_first_one_stays() {
+        let cell: OnceLock<Box<Twin>> = OnceLock::new();
+        let first = install(&cell, 1_u32, |one| -> Box<Twin> { Box::new(one) });
+        assert_eq!(first, Ok(()));
+        let second = install(&cell, 2_u32, |two| -> Box<Twin> { Box::new(two) });
+        assert_eq!(second, Err(Box::new(2)));
+        assert_eq!(
+            cell.get().map(|twin| format!("{twin:?}")).as_deref(),
+            Some("1")
+        );
+    }
 }

@@ -92,12 +92,12 @@ fn attempts_until(expected: u32) -> u32 {
     }
 }
 
-/// Three edits of a policy file in `dir`: `max_attempts` 2, then 4, then
+/// Three edits of a policy file in `dir`: `max` 2, then 4, then
 /// text that is not a policy. Returns the attempts of a failing call after
 /// each, and the problems the watcher reported.
 pub fn demonstrate(dir: &Path) -> io::Result<(Vec<u32>, Vec<String>)> {
     let path = dir.join("retry-policy.json");
-    write(&path, r#"{ "max_attempts": 2, "backoff": "none" }"#)?;
+    write(&path, r#"{ "max": 2, "backoff": "none" }"#)?;
     let stop = Arc::new(AtomicBool::new(false));
     let watcher = watch(
         path.clone(),
@@ -106,9 +106,9 @@ pub fn demonstrate(dir: &Path) -> io::Result<(Vec<u32>, Vec<String>)> {
         stop.clone(),
     );
     let mut seen = vec![attempts_until(2)];
-    write(&path, r#"{ "max_attempts": 4, "backoff": "fixed(1ms)" }"#)?;
+    write(&path, r#"{ "max": 4, "backoff": "fixed(1ms)" }"#)?;
     seen.push(attempts_until(4));
-    write(&path, r#"{ "max_attempts": 0 }"#)?;
+    write(&path, r#"{ "max": 0 }"#)?;
     // Long enough for the watcher to have read it twice.
     thread::sleep(Duration::from_millis(200));
     seen.push(attempts_until(4));

@@ -100,17 +100,20 @@ mod reload;
 mod serde {
     use super::*;
 
+    /// In the attribute's words, as the text form says them.
     const JSON: &str = r#"{
-        "max_attempts": 4,
+        "max": 4,
         "backoff": "exp(base = 100ms, max = 10s)",
         "jitter": "full",
         "deadline": "1m30s",
         "attempt_timeout": "1.5s",
-        "honor_retry_after": false,
+        "retry_after": "ignore",
         "max_retry_after": "5s",
         "hedge": "20ms"
     }"#;
 
+    /// In the longer names this form was first written with, which it
+    /// still reads.
     const TOML: &str = r#"
         max_attempts = 4
         backoff = "exp(base = 100ms, factor = 2, max = 10s)"
@@ -139,6 +142,13 @@ mod serde {
             toml::from_str::<DynamicPolicy>(&written).unwrap(),
             expected()
         );
+        // Written back in the attribute's words.
+        let written = serde_json::to_value(expected()).unwrap();
+        assert_eq!(written["max"], 4, "{written}");
+        assert_eq!(written["retry_after"], "ignore", "{written}");
+        // `retry_after` as a boolean too, as `honor_retry_after` is.
+        let honored: DynamicPolicy = serde_json::from_str(r#"{ "retry_after": true }"#).unwrap();
+        assert_eq!(honored.honor_retry_after, Some(true));
         // The whole policy as one string of its text form.
         let text = serde_json::json!("max = 4, deadline = 30s");
         let policy: DynamicPolicy = serde_json::from_value(text).unwrap();
@@ -171,7 +181,19 @@ mod serde {
             ),
             (
                 r#"{ "honor_retry_after": "yes" }"#,
-                "expected true or false for `honor_retry_after`",
+                "expected \"honor\", \"ignore\", true or false for `honor_retry_after`",
+            ),
+            (
+                r#"{ "retry_after": "yes" }"#,
+                "expected \"honor\", \"ignore\", true or false for `retry_after`",
+            ),
+            (
+                r#"{ "max": "three" }"#,
+                "expected a number of attempts for `max`",
+            ),
+            (
+                r#"{ "max": 3, "max_attempts": 4 }"#,
+                "duplicate field `max_attempts`",
             ),
             (
                 r#"{ "backoff": "expo" }"#,
@@ -187,7 +209,7 @@ mod serde {
             ),
             (
                 r#"{ "deadlien": "30s" }"#,
-                "unknown field `deadlien`, expected one of `max_attempts`",
+                "unknown field `deadlien`, expected one of `max`, `backoff`",
             ),
             (
                 r#"{ "deadline": "1s", "deadline": "2s" }"#,

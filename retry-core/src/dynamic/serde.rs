@@ -1,5 +1,7 @@
 //! Dynamic policies read from and written to configuration (feature
-//! `serde`): a map of the policy's fields, durations written as people
+//! `serde`): a map of the policy's fields, named as the attribute names
+//! them (`max`, `retry_after`; the longer `max_attempts` and
+//! `honor_retry_after` are read too), durations written as people
 //! write them (`"250ms"`, `"1m30s"`), curves and jitters in the attribute's
 //! words (`"exp(base = 100ms, max = 10s)"`, `"full"`); or the whole policy
 //! as one string of its text form.
@@ -21,16 +23,20 @@ use super::text::{
 use super::{BackoffSpec, DynamicPolicy, HedgeSpec, ParsePolicyError};
 use crate::jitter::Jitter;
 
-/// The fields of a policy, as an unknown one's error lists them.
+/// The fields of a policy, as an unknown one's error lists them: the
+/// attribute's names, which the text form takes too, then the longer
+/// names this form was first written with, which it still reads.
 const FIELDS: &[&str] = &[
-    "max_attempts",
+    "max",
     "backoff",
     "jitter",
     "deadline",
     "attempt_timeout",
-    "honor_retry_after",
+    "retry_after",
     "max_retry_after",
     "hedge",
+    "max_attempts",
+    "honor_retry_after",
 ];
 
 /// ```
@@ -38,7 +44,7 @@ const FIELDS: &[&str] = &[
 /// use std::time::Duration;
 ///
 /// let policy: DynamicPolicy = serde_json::from_str(
-///     r#"{ "max_attempts": 4, "backoff": "exp(base = 100ms, max = 10s)", "jitter": "full", "deadline": "1m30s" }"#,
+///     r#"{ "max": 4, "backoff": "exp(base = 100ms, max = 10s)", "jitter": "full", "deadline": "1m30s" }"#,
 /// ).unwrap();
 /// assert_eq!(policy.deadline, Some(Duration::from_secs(90)));
 ///
@@ -77,8 +83,8 @@ impl<'de> Visitor<'de> for PolicyVisitor {
                 .ok_or_else(|| de::Error::unknown_field(&key, FIELDS))?;
             let duplicate = || de::Error::duplicate_field(field);
             match *field {
-                "max_attempts" => {
-                    let attempts = map.next_value_seed(Attempts)?;
+                "max" | "max_attempts" => {
+                    let attempts = map.next_value_seed(Attempts(field))?;
                     put(&mut policy.max_attempts, attempts).ok_or_else(duplicate)?;
                 }
                 "backoff" => {
@@ -89,8 +95,8 @@ impl<'de> Visitor<'de> for PolicyVisitor {
                     let jitter = map.next_value_seed(Words::new(field, parse_jitter))?;
                     put(&mut policy.jitter, jitter).ok_or_else(duplicate)?;
                 }
-                "honor_retry_after" => {
-                    let honor = map.next_value_seed(Honor)?;
+                "retry_after" | "honor_retry_after" => {
+                    let honor = map.next_value_seed(Honor(field))?;
                     put(&mut policy.honor_retry_after, honor).ok_or_else(duplicate)?;
                 }
                 "hedge" => {
@@ -162,8 +168,8 @@ impl<T> Visitor<'_> for Words<T> {
     }
 }
 
-/// `max_attempts`: a whole number of attempts.
-struct Attempts;
+/// `max`: a whole number of attempts; the field's name, as written.
+struct Attempts(&'static str);
 
 impl<'de> DeserializeSeed<'de> for Attempts {
     type Value = u32;
@@ -177,7 +183,11 @@ impl Visitor<'_> for Attempts {
     type Value = u32;
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("a number of attempts for `max_attempts`, the first included")
+        write!(
+            f,
+            "a number of attempts for `{}`, the first included",
+            self.0
+        )
     }
 
     fn visit_u64<E: de::Error>(self, attempts: u64) -> Result<u32, E> {
@@ -189,14 +199,15 @@ impl Visitor<'_> for Attempts {
     }
 }
 
-/// `honor_retry_after`: a boolean.
-struct Honor;
+/// `retry_after`: `"honor"` or `"ignore"`, as the attribute says it, or
+/// `true` or `false`; the field's name, as written.
+struct Honor(&'static str);
 
 impl<'de> DeserializeSeed<'de> for Honor {
     type Value = bool;
 
     fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<bool, D::Error> {
-        deserializer.deserialize_bool(self)
+        deserializer.deserialize_any(self)
     }
 }
 
@@ -204,11 +215,19 @@ impl Visitor<'_> for Honor {
     type Value = bool;
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("true or false for `honor_retry_after`")
+        write!(f, "\"honor\", \"ignore\", true or false for `{}`", self.0)
     }
 
     fn visit_bool<E: de::Error>(self, honor: bool) -> Result<bool, E> {
         Ok(honor)
+    }
+
+    fn visit_str<E: de::Error>(self, word: &str) -> Result<bool, E> {
+        match word {
+            "honor" => Ok(true),
+            "ignore" => Ok(false),
+            _ => Err(E::invalid_value(Unexpected::Str(word), &self)),
+        }
     }
 }
 
@@ -231,7 +250,7 @@ impl Serialize for DynamicPolicy {
                 .count();
         let mut map = serializer.serialize_map(Some(fields))?;
         if let Some(attempts) = self.max_attempts {
-            map.serialize_entry("max_attempts", &attempts)?;
+            map.serialize_entry("max", &attempts)?;
         }
         if let Some(backoff) = &self.backoff {
             map.serialize_entry("backoff", backoff)?;
@@ -245,7 +264,7 @@ impl Serialize for DynamicPolicy {
             }
         }
         if let Some(honor) = self.honor_retry_after {
-            map.serialize_entry("honor_retry_after", &honor)?;
+            map.serialize_entry("retry_after", if honor { "honor" } else { "ignore" })?;
         }
         match self.hedge {
             Some(HedgeSpec::Off) => map.serialize_entry("hedge", "off")?,

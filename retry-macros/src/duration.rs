@@ -117,22 +117,33 @@ fn literal(lit: &Lit, what: &str) -> syn::Result<Dur> {
     };
     let too_large = || syn::Error::new(span, format!("`{what}` is too large for a `Duration`"));
     let nanos: u128 = if is_float {
-        let value: f64 = digits.parse().map_err(|_| too_large())?;
-        let nanos = value * unit_nanos as f64;
-        if !nanos.is_finite() || nanos >= u128::MAX as f64 {
+        let Some(nanos) = whole_nanos(digits, unit_nanos) else {
             return Err(too_large());
+        };
+        // As the run-time text form reads durations: a part of a
+        // nanosecond is refused, not rounded, so that `0.5ns` means the
+        // same written here and in a policy. A duration below one
+        // nanosecond is more likely a slip of the unit than a wish to
+        // wait nothing.
+        match nanos {
+            Ok(nanos) => nanos,
+            Err(0) => {
+                return Err(syn::Error::new(
+                    span,
+                    format!(
+                        "`{what}` is below one nanosecond, the smallest step of a `Duration`: write `1ns` or more"
+                    ),
+                ));
+            }
+            Err(_) => {
+                return Err(syn::Error::new(
+                    span,
+                    format!(
+                        "`{what}` is not a whole number of nanoseconds, the smallest step of a `Duration`"
+                    ),
+                ));
+            }
         }
-        // A duration that is not zero must not become zero: `0.1ns` is
-        // more likely a slip of the unit than a wish to wait nothing.
-        if nanos > 0.0 && nanos < 0.5 {
-            return Err(syn::Error::new(
-                span,
-                format!(
-                    "`{what}` is below one nanosecond, the smallest step of a `Duration`: write `1ns` or more"
-                ),
-            ));
-        }
-        nanos.round() as u128
     } else {
         let value: u128 = digits.parse().map_err(|_| too_large())?;
         value.checked_mul(unit_nanos).ok_or_else(too_large)?
@@ -140,6 +151,46 @@ fn literal(lit: &Lit, what: &str) -> syn::Result<Dur> {
     let secs = u64::try_from(nanos / 1_000_000_000).map_err(|_| too_large())?;
     let value = Duration::new(secs, (nanos % 1_000_000_000) as u32);
     Ok(Dur::Literal { value, span })
+}
+
+/// `digits`, a decimal number of units of `unit_nanos` nanoseconds each, in
+/// nanoseconds, computed exactly: `Err` with the whole nanoseconds when it
+/// is not a whole number of them; `None` when it is not such a number or
+/// too large.
+fn whole_nanos(digits: &str, unit_nanos: u128) -> Option<Result<u128, u128>> {
+    if digits.contains(['e', 'E']) {
+        // Written with an exponent: read as a float, whose nanoseconds
+        // are whole or not as exactly as it holds them.
+        let nanos = digits.parse::<f64>().ok()? * unit_nanos as f64;
+        if !nanos.is_finite() || nanos >= u128::MAX as f64 {
+            return None;
+        }
+        let whole = nanos.trunc() as u128;
+        return Some(if nanos.fract() == 0.0 {
+            Ok(whole)
+        } else {
+            Err(whole)
+        });
+    }
+    let (whole, fraction) = digits.split_once('.').unwrap_or((digits, ""));
+    let whole: u128 = if whole.is_empty() {
+        0
+    } else {
+        whole.parse().ok()?
+    };
+    let scale = 10u128.checked_pow(u32::try_from(fraction.len()).ok()?)?;
+    let fraction: u128 = if fraction.is_empty() {
+        0
+    } else {
+        fraction.parse().ok()?
+    };
+    let part = fraction.checked_mul(unit_nanos)?;
+    let nanos = whole.checked_mul(unit_nanos)?.checked_add(part / scale)?;
+    Some(if part % scale == 0 {
+        Ok(nanos)
+    } else {
+        Err(nanos)
+    })
 }
 
 fn unit_nanos(suffix: &str) -> Option<u128> {
@@ -188,7 +239,7 @@ mod tests {
         assert_eq!(value("1h"), Duration::from_secs(3600));
         assert_eq!(value("1.5s"), Duration::from_millis(1500));
         assert_eq!(value("1_000ms"), Duration::from_secs(1));
-        assert_eq!(value("0.5ns"), Duration::from_nanos(1));
+        assert_eq!(value("0.001ms"), Duration::from_micros(1));
         assert_eq!(value("0.0s"), Duration::ZERO);
     }
 
@@ -212,5 +263,51 @@ mod tests {
         assert!(error("five").contains("takes a duration"));
         assert!(error("0.1ns").contains("below one nanosecond"));
         assert!(error("0.0000000001s").contains("below one nanosecond"));
+        assert!(error("0.5ns").contains("below one nanosecond"));
+        assert!(error("1.5ns").contains("not a whole number of nanoseconds"));
+        assert!(error("1e400s").contains("too large"));
+    }
+}
+
+/// The attribute and a policy's text form read a duration alike: each case
+/// here, written in both, gives the same value or is refused by both.
+#[cfg(test)]
+mod as_a_policy_reads_it {
+    use std::time::Duration;
+
+    use syn::parse::{ParseStream, Parser};
+
+    use super::Dur;
+
+    #[test]
+    fn the_attribute_and_the_text_form_read_durations_alike() {
+        for text in [
+            "250ms",
+            "1.5s",
+            "0.001ms",
+            "1ns",
+            "0.5ns",
+            "1.5ns",
+            "0.1ns",
+            "1.25us",
+            "0.0000000001s",
+        ] {
+            let attribute = (|input: ParseStream| Dur::parse(input, "deadline"))
+                .parse_str(text)
+                .ok()
+                .and_then(|dur| dur.literal_value());
+            let policy = format!("deadline = {text}")
+                .parse::<reattempt_core::dynamic::DynamicPolicy>()
+                .ok()
+                .and_then(|policy| policy.deadline);
+            assert_eq!(attribute, policy, "{text}");
+        }
+        assert_eq!(
+            "deadline = 1.25us"
+                .parse::<reattempt_core::dynamic::DynamicPolicy>()
+                .unwrap()
+                .deadline,
+            Some(Duration::from_nanos(1250))
+        );
     }
 }

@@ -393,7 +393,16 @@ pub(crate) fn parse_duration(text: &str) -> Result<Duration, ParsePolicyError> {
             let digits = u32::try_from(fraction.len()).map_err(|_| malformed())?;
             let scale = 10u128.checked_pow(digits).ok_or_else(malformed)?;
             let fraction: u128 = fraction.parse().map_err(|_| malformed())?;
-            nanos += fraction.checked_mul(nanos_per).ok_or_else(malformed)? / scale;
+            let part = fraction.checked_mul(nanos_per).ok_or_else(malformed)?;
+            // As the attribute reads durations: a part of a nanosecond is
+            // refused, not dropped, so that `0.5ns` means the same there
+            // and here.
+            if part % scale != 0 {
+                return Err(syntax(format!(
+                    "`{text}` is not a whole number of nanoseconds, the smallest step of a duration"
+                )));
+            }
+            nanos += part / scale;
         }
         total = total.checked_add(nanos).ok_or_else(malformed)?;
         rest = after;

@@ -140,29 +140,21 @@ pub(crate) fn retrying<B>(
     error: &dyn fmt::Display,
     delay: Duration,
 ) {
-    let About {
-        site,
-        policy,
-        attempt,
-        call_id,
-        elapsed,
-        span,
-    } = about;
-    let max = max_field(policy);
-    let key = idempotency_key(policy, call_id);
-    let _fields = span().entered();
+    let max = max_field(about.policy);
+    let key = idempotency_key(about.policy, about.call_id);
+    let _fields = (about.span)().entered();
     tracing::warn!(
         target: "reattempt",
-        function = site.name(),
-        call_id = %call_id.id(),
-        attempt,
+        function = about.site.name(),
+        call_id = %about.call_id.id(),
+        attempt = about.attempt,
         max = max.value(),
         idempotency_key = key.as_deref(),
         class = class.class().as_str(),
         code = class.code(),
         error = %error,
         delay_ms = millis(delay),
-        elapsed_ms = elapsed.map(millis),
+        elapsed_ms = about.elapsed.map(millis),
         "attempt failed; retrying",
     );
 }
@@ -173,22 +165,14 @@ pub(crate) fn gave_up<B>(
     error: &dyn fmt::Display,
     reason: GiveUp,
 ) {
-    let About {
-        site,
-        policy,
-        attempt,
-        call_id,
-        elapsed,
-        span,
-    } = about;
-    let max = max_field(policy);
-    let key = idempotency_key(policy, call_id);
-    let _fields = span().entered();
+    let max = max_field(about.policy);
+    let key = idempotency_key(about.policy, about.call_id);
+    let _fields = (about.span)().entered();
     tracing::error!(
         target: "reattempt",
-        function = site.name(),
-        call_id = %call_id.id(),
-        attempt,
+        function = about.site.name(),
+        call_id = %about.call_id.id(),
+        attempt = about.attempt,
         max = max.value(),
         idempotency_key = key.as_deref(),
         class = class.class().as_str(),
@@ -196,32 +180,24 @@ pub(crate) fn gave_up<B>(
         error = %error,
         reason = reason.as_str(),
         retry_after_ms = class.retry_after().map(millis),
-        max_retry_after_ms = (reason == GiveUp::RetryAfterTooLong).then(|| millis(policy.max_retry_after)),
-        elapsed_ms = elapsed.map(millis),
+        max_retry_after_ms = (reason == GiveUp::RetryAfterTooLong).then(|| millis(about.policy.max_retry_after)),
+        elapsed_ms = about.elapsed.map(millis),
         "giving up",
     );
 }
 
 pub(crate) fn succeeded<B>(about: About<'_, B>) {
-    let About {
-        site,
-        policy,
-        attempt,
-        call_id,
-        elapsed,
-        span,
-    } = about;
-    let max = max_field(policy);
-    let key = idempotency_key(policy, call_id);
-    let _fields = span().entered();
+    let max = max_field(about.policy);
+    let key = idempotency_key(about.policy, about.call_id);
+    let _fields = (about.span)().entered();
     tracing::info!(
         target: "reattempt",
-        function = site.name(),
-        call_id = %call_id.id(),
-        attempt,
+        function = about.site.name(),
+        call_id = %about.call_id.id(),
+        attempt = about.attempt,
         max = max.value(),
         idempotency_key = key.as_deref(),
-        elapsed_ms = elapsed.map(millis),
+        elapsed_ms = about.elapsed.map(millis),
         "succeeded after retries",
     );
 }
@@ -292,29 +268,21 @@ pub(crate) fn failed_beside<B>(
     error: &dyn fmt::Display,
     in_flight: usize,
 ) {
-    let About {
-        site,
-        policy,
-        attempt,
-        call_id,
-        elapsed,
-        span,
-    } = about;
-    let max = max_field(policy);
-    let key = idempotency_key(policy, call_id);
-    let _fields = span().entered();
+    let max = max_field(about.policy);
+    let key = idempotency_key(about.policy, about.call_id);
+    let _fields = (about.span)().entered();
     tracing::warn!(
         target: "reattempt",
-        function = site.name(),
-        call_id = %call_id.id(),
-        attempt,
+        function = about.site.name(),
+        call_id = %about.call_id.id(),
+        attempt = about.attempt,
         max = max.value(),
         idempotency_key = key.as_deref(),
         class = class.class().as_str(),
         code = class.code(),
         error = %error,
         in_flight,
-        elapsed_ms = elapsed.map(millis),
+        elapsed_ms = about.elapsed.map(millis),
         "attempt failed; another is in flight",
     );
 }

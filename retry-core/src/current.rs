@@ -452,7 +452,7 @@ mod tests {
             let left = entered.leave();
             assert_eq!(outer_sees(), Some((2, None)));
             entered.judged(left);
-            assert_eq!(FIRST.snapshot().cancelled, 0);
+            assert_eq!(crate::stats::Stats::of(&FIRST).cancelled, 0);
 
             // The attempt unwinds.
             let unwound = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
@@ -461,7 +461,7 @@ mod tests {
             }));
             assert!(unwound.is_err());
             assert_eq!(outer_sees(), Some((2, None)));
-            assert_eq!(FIRST.snapshot().cancelled, 1);
+            assert_eq!(crate::stats::Stats::of(&FIRST).cancelled, 1);
 
             // Its judgement unwinds, after the attempt left the frame.
             let unwound = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
@@ -471,10 +471,10 @@ mod tests {
             }));
             assert!(unwound.is_err());
             assert_eq!(outer_sees(), Some((2, None)));
-            assert_eq!(FIRST.snapshot().cancelled, 2);
+            assert_eq!(crate::stats::Stats::of(&FIRST).cancelled, 2);
         });
         assert!(attempt().is_none());
-        assert_eq!(OUTER.snapshot().cancelled, 0);
+        assert_eq!(crate::stats::Stats::of(&OUTER).cancelled, 0);
     }
 
     #[test]

@@ -16,7 +16,6 @@ use crate::class::{Class, Classification, Code};
 use crate::clock::saturating_nanos;
 use crate::export::{self, Ended};
 use crate::give_up::GiveUp;
-use crate::stats::{GiveUps, Stats};
 use crate::twin::STREAK_TWIN;
 
 /// The last site called so far, first of a list linked through the sites
@@ -42,7 +41,7 @@ fn from(site: Option<&'static Site>) -> impl Iterator<Item = &'static Site> {
 #[doc(hidden)]
 #[derive(Debug)]
 pub struct Site {
-    name: &'static str,
+    pub(crate) name: &'static str,
     /// Whether the name was given (`name = ".."`), so that functions may
     /// share it on purpose; else it is the module's path and the
     /// function's name, which methods of two types in one module share.
@@ -53,16 +52,16 @@ pub struct Site {
     /// destructor: rustc would check each function's `static` site for
     /// one that runs in a constant, in every annotated function's build.
     next: Mutex<Option<&'static Site>>,
-    first_try: AtomicU64,
-    after_retries: AtomicU64,
-    gave_up: [AtomicU64; GiveUp::ALL.len()],
-    retries: AtomicU64,
-    hedges: AtomicU64,
-    hedges_won: AtomicU64,
-    nanos: AtomicU64,
-    timed: AtomicU64,
-    alerts: AtomicU64,
-    cancelled: AtomicU64,
+    pub(crate) first_try: AtomicU64,
+    pub(crate) after_retries: AtomicU64,
+    pub(crate) gave_up: [AtomicU64; GiveUp::ALL.len()],
+    pub(crate) retries: AtomicU64,
+    pub(crate) hedges: AtomicU64,
+    pub(crate) hedges_won: AtomicU64,
+    pub(crate) nanos: AtomicU64,
+    pub(crate) timed: AtomicU64,
+    pub(crate) alerts: AtomicU64,
+    pub(crate) cancelled: AtomicU64,
     /// Whether `streak` counts anything, so a success need not lock it.
     streak_active: AtomicBool,
     streak: Mutex<Streak>,
@@ -175,41 +174,6 @@ impl Site {
     /// The function's name.
     pub const fn name(&self) -> &'static str {
         self.name
-    }
-
-    /// This function's statistics.
-    pub fn snapshot(&self) -> Stats {
-        let count = |c: &AtomicU64| c.load(Ordering::Relaxed);
-        let give_ups = GiveUps {
-            exhausted: count(&self.gave_up[GiveUp::Exhausted.index()]),
-            deadline: count(&self.gave_up[GiveUp::Deadline.index()]),
-            permanent: count(&self.gave_up[GiveUp::Permanent.index()]),
-            validation: count(&self.gave_up[GiveUp::Validation.index()]),
-            retry_after_too_long: count(&self.gave_up[GiveUp::RetryAfterTooLong.index()]),
-            budget: count(&self.gave_up[GiveUp::Budget.index()]),
-            nested: count(&self.gave_up[GiveUp::Nested.index()]),
-            maybe_applied: count(&self.gave_up[GiveUp::MaybeApplied.index()]),
-            breaker: count(&self.gave_up[GiveUp::Breaker.index()]),
-        };
-        let first_try = count(&self.first_try);
-        let after_retries = count(&self.after_retries);
-        let cancelled = count(&self.cancelled);
-        let calls = first_try + after_retries + give_ups.total() + cancelled;
-        let hedges = count(&self.hedges);
-        Stats {
-            function: self.name,
-            calls,
-            first_try_successes: first_try,
-            successes_after_retries: after_retries,
-            give_ups,
-            attempts: calls + count(&self.retries) + hedges,
-            hedges,
-            hedges_won: count(&self.hedges_won),
-            time: Duration::from_nanos(count(&self.nanos)),
-            timed_calls: count(&self.timed),
-            alerts: count(&self.alerts),
-            cancelled,
-        }
     }
 
     /// Adds the site to the registry the first time it is used.
@@ -436,7 +400,7 @@ mod tests {
             SITE.failure_streak(&busy, 3).is_some(),
             "re-armed by the success"
         );
-        assert_eq!(SITE.snapshot().alerts, 2);
+        assert_eq!(crate::stats::Stats::of(&SITE).alerts, 2);
     }
 
     #[test]

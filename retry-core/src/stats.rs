@@ -12,8 +12,10 @@
 //! and the calls cancelled before they ended. Every count is an atomic
 //! add, exact under any contention.
 
+use core::sync::atomic::{AtomicU64, Ordering};
 use core::time::Duration;
 
+use crate::give_up::GiveUp;
 use crate::site::sites;
 
 // A function's identity (`Site`) and its alerts live in `site.rs`; they
@@ -80,6 +82,43 @@ pub struct Stats {
     pub cancelled: u64,
 }
 
+impl Stats {
+    /// The statistics `site` has counted.
+    pub(crate) fn of(site: &Site) -> Stats {
+        let count = |c: &AtomicU64| c.load(Ordering::Relaxed);
+        let give_ups = GiveUps {
+            exhausted: count(&site.gave_up[GiveUp::Exhausted.index()]),
+            deadline: count(&site.gave_up[GiveUp::Deadline.index()]),
+            permanent: count(&site.gave_up[GiveUp::Permanent.index()]),
+            validation: count(&site.gave_up[GiveUp::Validation.index()]),
+            retry_after_too_long: count(&site.gave_up[GiveUp::RetryAfterTooLong.index()]),
+            budget: count(&site.gave_up[GiveUp::Budget.index()]),
+            nested: count(&site.gave_up[GiveUp::Nested.index()]),
+            maybe_applied: count(&site.gave_up[GiveUp::MaybeApplied.index()]),
+            breaker: count(&site.gave_up[GiveUp::Breaker.index()]),
+        };
+        let first_try = count(&site.first_try);
+        let after_retries = count(&site.after_retries);
+        let cancelled = count(&site.cancelled);
+        let calls = first_try + after_retries + give_ups.total() + cancelled;
+        let hedges = count(&site.hedges);
+        Stats {
+            function: site.name,
+            calls,
+            first_try_successes: first_try,
+            successes_after_retries: after_retries,
+            give_ups,
+            attempts: calls + count(&site.retries) + hedges,
+            hedges,
+            hedges_won: count(&site.hedges_won),
+            time: Duration::from_nanos(count(&site.nanos)),
+            timed_calls: count(&site.timed),
+            alerts: count(&site.alerts),
+            cancelled,
+        }
+    }
+}
+
 /// Give-ups by reason.
 ///
 /// ```
@@ -135,7 +174,7 @@ impl GiveUps {
 
 /// The statistics of every retried function that has been called, by name.
 pub fn all() -> Vec<Stats> {
-    let mut stats: Vec<Stats> = sites().map(Site::snapshot).collect();
+    let mut stats: Vec<Stats> = sites().map(Stats::of).collect();
     stats.sort_by(|a, b| a.function.cmp(b.function));
     stats
 }
@@ -145,7 +184,7 @@ pub fn all() -> Vec<Stats> {
 pub fn get(function: &str) -> Option<Stats> {
     let mut found = sites()
         .filter(|site| site.name() == function)
-        .map(Site::snapshot);
+        .map(Stats::of);
     let first = found.next()?;
     // Two functions may share a name (`name = "..."`): their counts add up.
     Some(found.fold(first, |mut sum, more| {

@@ -401,7 +401,7 @@ mod tests {
 
         assert_eq!(decide(&mut call, &POLICY, Ok(())), Decision::Return);
         drop(call);
-        let stats = SITE.snapshot();
+        let stats = crate::stats::Stats::of(&SITE);
         assert_eq!(
             (stats.calls, stats.successes_after_retries, stats.cancelled),
             (1, 1, 0)
@@ -416,7 +416,7 @@ mod tests {
         assert!(matches!(*call.state, State::First(_)), "nothing built");
         drop(call);
         drop(LazyCall::new(&POLICY, &SITE, SystemClock));
-        let stats = SITE.snapshot();
+        let stats = crate::stats::Stats::of(&SITE);
         assert_eq!(
             (stats.calls, stats.first_try_successes, stats.cancelled),
             (2, 1, 1)

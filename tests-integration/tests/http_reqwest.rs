@@ -625,6 +625,28 @@ fn status_of(
     })
 }
 
+/// What one call kept of a response and never used is not another call's,
+/// even for the same status of the same URL: the next call decides on its
+/// own error alone.
+#[test]
+fn the_servers_word_kept_by_a_call_for_the_same_url_is_not_the_next_calls() {
+    let runtime = blocking_runtime();
+    let (addr, counts) = runtime.block_on(server());
+    let client = reqwest::Client::new();
+    let url = format!("http://{addr}/an-hour");
+    for round in 1..=3 {
+        let kept = status_of(&runtime, &client, &url, true);
+        assert_eq!(kept.unwrap(), 503);
+        let error = status_of(&runtime, &client, &url, false).unwrap_err();
+        assert_eq!(error.status().map(|s| s.as_u16()), Some(503));
+        assert_eq!(
+            hits(&counts, "an-hour"),
+            3 * round,
+            "the plain 503 is retried after the backoff: this call never read the hour its server asked for"
+        );
+    }
+}
+
 /// What one call kept of a response and never used is not another call's:
 /// the next call of the same function, from the same place (so its state
 /// may be where the first call's was), decides on its own error alone.

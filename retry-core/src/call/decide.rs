@@ -120,12 +120,14 @@ impl<B: Backoff, C: Clock, S: Slot> Call<'_, B, C, S> {
     }
 
     /// The classification of an attempt's error: a timeout's, else the
-    /// classifier's.
+    /// classifier's, made in the attempt's frame, where
+    /// [`attempt()`](crate::attempt()) tells the classifier which attempt
+    /// the error is of.
     #[inline]
     pub(super) fn error_class(&self, classify: impl FnOnce() -> Classification) -> Classification {
         // One comparison on the path of an attempt that was not cut.
         match self.timed_out.swap(RAN, Ordering::Relaxed) {
-            RAN => classify(),
+            RAN => self.frame.enter(classify),
             cut => timeout_class(cut),
         }
     }

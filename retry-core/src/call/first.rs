@@ -408,7 +408,10 @@ fn decide_and_retry<B: Backoff, S: failure_state::Slot, W: Within>(
     sleep: &dyn Fn(Duration),
 ) {
     loop {
-        let decision = match attempts.ask(Ask::Failure) {
+        // In the attempt's frame, as `Call::error_class` classifies: the
+        // classifier may ask which attempt the error is of.
+        let failure = call.frame.enter(|| attempts.ask(Ask::Failure));
+        let decision = match failure {
             // `WriteFailed` answers only a question to write the error.
             Answer::Nothing | Answer::WriteFailed => {
                 call.succeeded_then(policy, &no_span, Call::succeeded_after_retries_inline)

@@ -25,6 +25,7 @@ use std::time::SystemTime;
 
 use ::reqwest::{Error as ReqwestError, Response, StatusCode, Url};
 
+use crate::CallId;
 use crate::class::Classification;
 use crate::classify::{Classified, ClassifiedValue, http};
 
@@ -135,7 +136,7 @@ impl IdempotencyKey for ::reqwest::RequestBuilder {
     fn idempotency_key(self) -> ::reqwest::RequestBuilder {
         let id = match crate::attempt() {
             Some(attempt) => attempt.call_id(),
-            None => crate::CallId::random(),
+            None => CallId::random(),
         };
         self.header("Idempotency-Key", id.idempotency_key())
     }
@@ -166,12 +167,13 @@ impl ErrorForStatus for Response {
     fn error_for_status_with_pushback(self) -> ::reqwest::Result<Response> {
         // Outside a retried attempt nothing will classify the error for a
         // decision, and a note kept there could only go stale.
-        if crate::attempt().is_some()
+        if let Some(attempt) = crate::attempt()
             && let Some(class) = self.failure()
         {
             NOTED.set(Some(Noted {
                 status: self.status(),
                 url: self.url().clone(),
+                attempt: (attempt.call_id(), attempt.number()),
                 class,
             }));
         }
@@ -189,20 +191,26 @@ thread_local! {
 }
 
 /// A response's classification, with its pushback, as the error made of it
-/// will be known: by its status and URL.
+/// will be known: by its status and URL, in the attempt that made it.
 struct Noted {
     status: StatusCode,
     url: Url,
+    /// The call and the attempt it was noted in.
+    attempt: (CallId, u32),
     class: Classification,
 }
 
 /// The classification noted for the response that an error of `status`
 /// for `url` was made of, taken; `None` when none was, or when what was
-/// noted is another response's (a classification of that error, noted
-/// before it was taken, would otherwise apply here).
+/// noted is another response's. A retried call classifies its attempt's
+/// error in that attempt's frame, so a note another call or attempt left
+/// (its body swallowed the error) is told apart by
+/// [`attempt()`](crate::attempt()).
 fn noted(status: StatusCode, url: Option<&Url>) -> Option<Classification> {
+    let now = crate::attempt().map(|attempt| (attempt.call_id(), attempt.number()));
     NOTED.with_borrow_mut(|noted| {
         let taken = noted.take()?;
-        (taken.status == status && Some(&taken.url) == url).then_some(taken.class)
+        let same_attempt = now.is_none_or(|now| now == taken.attempt);
+        (same_attempt && taken.status == status && Some(&taken.url) == url).then_some(taken.class)
     })
 }

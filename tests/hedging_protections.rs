@@ -216,3 +216,43 @@ async fn a_cancelled_hedged_call_gives_back_every_permit() {
     assert!(call.await.unwrap_err().is_cancelled());
     assert_eq!(HELD.in_use(), 0);
 }
+
+static OVERTAKEN_TOKENS: RetryBudget = RetryBudget::new(1.0, 0, Duration::from_secs(600));
+
+/// A first attempt that succeeds at 60 ms; the hook before its hedge (due
+/// at 50 ms) takes 20 ms, so the first attempt has ended before the hedge
+/// is ever polled.
+#[retry(
+    max = 3,
+    backoff = none,
+    hedge = 50ms,
+    budget = OVERTAKEN_TOKENS,
+    before = |c| {
+        let hedge = c.is_hedge();
+        async move {
+            if hedge {
+                sleep(Duration::from_millis(20)).await;
+            }
+        }
+    },
+)]
+async fn overtaken_hedge() -> io::Result<u32> {
+    sleep(Duration::from_millis(60)).await;
+    Ok(1)
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_hedge_the_round_ends_before_it_runs_is_not_counted_and_gives_its_token_back() {
+    assert_eq!(overtaken_hedge().await.unwrap(), 1);
+    let stats = reattempt::stats::get("hedging_protections::overtaken_hedge").unwrap();
+    assert_eq!(
+        (stats.attempts, stats.hedges),
+        (1, 0),
+        "the hedge never ran"
+    );
+    assert_eq!(
+        OVERTAKEN_TOKENS.available(),
+        1.0,
+        "the first attempt's deposit, the hedge's token given back"
+    );
+}

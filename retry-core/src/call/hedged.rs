@@ -137,13 +137,6 @@ impl<B: Backoff, C: Clock, S: FailureSlot> Call<'_, B, C, S> {
     {
         debug_assert!(core::ptr::eq(policy, self.policy), "the call's own policy");
         let mut round = round.project();
-        // The hedge the last event started runs from now on: the hooks
-        // before it are done. One dropped in them never ran, and its token
-        // went back with its round.
-        if let Some(hedge) = round.state.unrun_hedge.take() {
-            hedge.runs();
-            self.frame.site.hedge_started();
-        }
         let state = &mut *round.state;
         let first = state.first;
         let seen = |number: u32, succeeded, beside| RoundEnded {
@@ -161,6 +154,18 @@ impl<B: Backoff, C: Clock, S: FailureSlot> Call<'_, B, C, S> {
                 // call dropped gives the retry's token back.
                 if self.retry_is_pending() && !round.slots.as_mut().queued(first) {
                     self.retry_starts();
+                }
+                // The hedge the last event started has run once its slot
+                // polled it (the slots before it may have ended the round
+                // first): it is counted then. One that never ran, dropped
+                // in the hooks before it or with its round, gives its
+                // token back as it is dropped.
+                if let Some(hedge) = state.unrun_hedge.take_if(|hedge| {
+                    matches!(&ended, Poll::Ready(finished) if finished.number == hedge.number)
+                        || round.slots.as_mut().polled(hedge.number)
+                }) {
+                    hedge.runs();
+                    self.frame.site.hedge_started();
                 }
                 if let Poll::Ready(finished) = ended {
                     let Finished {
@@ -260,7 +265,10 @@ impl<B: Backoff, C: Clock, S: FailureSlot> Call<'_, B, C, S> {
         let (number, outcome, ended) = match happened {
             Happened::Hedged(number) => {
                 // Counted once it runs, after the hooks before it.
-                round.state.unrun_hedge = Some(UnrunHedge(self.policy.budget));
+                round.state.unrun_hedge = Some(UnrunHedge {
+                    number,
+                    budget: self.policy.budget,
+                });
                 return RoundEvent::Hedged(seen(number, false, false));
             }
             Happened::Beside(number, outcome) => {

@@ -63,18 +63,23 @@ pub(super) struct RoundState {
 /// round (the call was cancelled in those hooks), it gives its token
 /// back; it is counted only once it [`runs`](Self::runs).
 #[derive(Debug)]
-pub(super) struct UnrunHedge(pub(super) Option<&'static RetryBudget>);
+pub(super) struct UnrunHedge {
+    /// The hedge's attempt number.
+    pub(super) number: u32,
+    /// The budget its token was taken from, if any.
+    pub(super) budget: Option<&'static RetryBudget>,
+}
 
 impl UnrunHedge {
     /// The hedge runs: its token stays taken.
     pub(super) fn runs(mut self) {
-        self.0 = None;
+        self.budget = None;
     }
 }
 
 impl Drop for UnrunHedge {
     fn drop(&mut self) {
-        if let Some(budget) = self.0 {
+        if let Some(budget) = self.budget {
             budget.refund();
         }
     }

@@ -27,6 +27,8 @@ pin_project_lite::pin_project! {
         #[pin]
         attempt: Option<InFlight<F>>,
         number: u32,
+        // Whether its attempt has been polled: a hedge counts from then.
+        polled: bool,
         // When it started, on the call's clock.
         started: Option<T>,
         // Its `attempt_timeout`, whose timer starts once it holds its
@@ -49,6 +51,7 @@ impl<F, W, T, R> Slot<F, W, T, R> {
         Slot {
             attempt: None,
             number: 0,
+            polled: false,
             started: None,
             timeout: None,
             timer: None,
@@ -93,6 +96,11 @@ pub trait Slots<F: Future, W, T>: sealed::Sealed {
     /// permit of the limit: it has not started.
     #[doc(hidden)]
     fn queued(self: Pin<&mut Self>, number: u32) -> bool;
+
+    /// Whether attempt `number` is in a slot and has been polled: its body
+    /// has run.
+    #[doc(hidden)]
+    fn polled(self: Pin<&mut Self>, number: u32) -> bool;
 
     /// Puts `attempt`, number `number`, started at `started`, in the
     /// first empty slot, with its `timeout`; gives it back
@@ -143,6 +151,10 @@ impl<F: Future, W, T> Slots<F, W, T> for End {
         false
     }
 
+    fn polled(self: Pin<&mut Self>, _: u32) -> bool {
+        false
+    }
+
     fn start(
         self: Pin<&mut Self>,
         _: u32,
@@ -189,6 +201,14 @@ where
         }
     }
 
+    fn polled(self: Pin<&mut Self>, number: u32) -> bool {
+        let this = self.project();
+        if this.attempt.is_some() && *this.number == number {
+            return *this.polled;
+        }
+        this.rest.polled(number)
+    }
+
     fn start(
         self: Pin<&mut Self>,
         number: u32,
@@ -202,6 +222,7 @@ where
         }
         this.attempt.set(Some(attempt));
         *this.number = number;
+        *this.polled = false;
         *this.started = Some(started);
         *this.timeout = timeout;
         Ok(())
@@ -214,6 +235,7 @@ where
     ) -> Poll<Finished<T, F::Output>> {
         let mut this = self.project();
         if let Some(mut attempt) = this.attempt.as_mut().as_pin_mut() {
+            *this.polled = true;
             let ended = match attempt.as_mut().poll(cx) {
                 Poll::Ready(outcome) => Some(Ended::Returned(outcome)),
                 Poll::Pending => match *this.timeout {

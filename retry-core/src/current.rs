@@ -308,14 +308,16 @@ pub(crate) struct Pushed;
 impl Pushed {
     pub(crate) fn new(permit: &Permit<'_>) -> Pushed {
         let entry = (ptr::from_ref(permit.limit()).addr(), permit.slot());
-        HELD.with_borrow_mut(|held| held.push(entry));
+        // An attempt dropped as its thread ends may find the list gone:
+        // nothing on that thread can ask for it any more.
+        let _ = HELD.try_with(|held| held.borrow_mut().push(entry));
         Pushed
     }
 }
 
 impl Drop for Pushed {
     fn drop(&mut self) {
-        HELD.with_borrow_mut(Vec::pop);
+        let _ = HELD.try_with(|held| held.borrow_mut().pop());
     }
 }
 

@@ -66,7 +66,7 @@ impl<R: CallRef, F> Scoped<R, F> {
     /// How the attempt reaches its call, through the pin: a shared
     /// reference to the whole would reach the running attempt too, which
     /// its own borrows of itself forbid.
-    pub(crate) fn call_ref(self: Pin<&mut Self>) -> &mut R {
+    pub(crate) fn call_ref(self: Pin<&mut Self>) -> &R {
         self.project().0
     }
 

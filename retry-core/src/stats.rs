@@ -18,9 +18,8 @@ use core::time::Duration;
 use crate::give_up::GiveUp;
 use crate::site::sites;
 
-// A function's identity (`Site`) and its alerts live in `site.rs`; they
-// are still named from here, as they were before they moved: `Alert` is
-// public at this path, and `Site` reachable, hidden.
+// `reattempt::stats::Alert` is public API, and the expansion names `Site`
+// through `__private`; both live in `site.rs`, a function's identity.
 pub use crate::site::Alert;
 #[doc(hidden)]
 pub use crate::site::Site;
@@ -77,8 +76,9 @@ pub struct Stats {
     pub alerts: u64,
     /// Calls dropped before they ended: an async call's future dropped
     /// during an attempt, a wait or a hook (by a timeout, a `select!`, a
-    /// shutdown), even one that runs after a success, or a body or a hook
-    /// that panicked.
+    /// shutdown), the `after` hook of a success included, or a body or a
+    /// hook that panicked. A call that gave up was counted as given up
+    /// when it decided so: cut in the hooks that follow, it stays so.
     pub cancelled: u64,
 }
 

@@ -19,10 +19,13 @@ pub(super) const AFTER_RATE_LIMITED: u8 = 2;
 impl<B, C: Clock, S> Drop for Call<'_, B, C, S> {
     #[inline]
     fn drop(&mut self) {
+        // Taken first: were `cancelled` to unwind (a metrics recorder
+        // that panics), the spans would still be dropped with the call.
+        let spans = self.spans.take();
         if self.end != End::Returned {
             self.cancelled();
         }
-        if let Some(spans) = self.spans.take() {
+        if let Some(spans) = spans {
             drop_spans(spans);
         }
     }

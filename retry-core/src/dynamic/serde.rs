@@ -223,9 +223,11 @@ impl Visitor<'_> for Honor {
     }
 
     fn visit_str<E: de::Error>(self, word: &str) -> Result<bool, E> {
+        // Booleans as text too: configuration read from the environment
+        // gives every value as a string.
         match word {
-            "honor" => Ok(true),
-            "ignore" => Ok(false),
+            "honor" | "true" => Ok(true),
+            "ignore" | "false" => Ok(false),
             _ => Err(E::invalid_value(Unexpected::Str(word), &self)),
         }
     }

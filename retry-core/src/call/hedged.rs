@@ -152,7 +152,7 @@ impl<B: Backoff, C: Clock, S: FailureSlot> Call<'_, B, C, S> {
                 // that retry once it has started: it holds its permit (it
                 // is polled at once then), or it has ended. Until then, a
                 // call dropped gives the retry's token back.
-                if self.retry_is_pending() && !round.slots.as_mut().queued(first) {
+                if self.retry_is_pending() && round.slots.as_mut().ran(first) != Some(false) {
                     self.retry_starts();
                 }
                 // The hedge the last event started has run once its slot
@@ -162,7 +162,7 @@ impl<B: Backoff, C: Clock, S: FailureSlot> Call<'_, B, C, S> {
                 // token back as it is dropped.
                 if let Some(hedge) = state.unrun_hedge.take_if(|hedge| {
                     matches!(&ended, Poll::Ready(finished) if finished.number == hedge.number)
-                        || round.slots.as_mut().polled(hedge.number)
+                        || round.slots.as_mut().ran(hedge.number) == Some(true)
                 }) {
                     hedge.runs();
                     self.frame.site.hedge_started();

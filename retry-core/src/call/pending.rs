@@ -87,7 +87,7 @@ impl<B, C: Clock, S> Call<'_, B, C, S> {
     /// was pending is now made.
     #[inline]
     pub(super) fn attempt_starts(&self) {
-        if self.retry_pending.load(Ordering::Relaxed) != NO_RETRY {
+        if self.retry_is_pending() {
             self.retry_starts();
         }
     }

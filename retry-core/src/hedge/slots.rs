@@ -92,15 +92,11 @@ pub trait Slots<F: Future, W, T>: sealed::Sealed {
     #[doc(hidden)]
     fn has_room(&self) -> bool;
 
-    /// Whether attempt `number` is in a slot and still waits for its
-    /// permit of the limit: it has not started.
+    /// Whether attempt `number`, in a slot, has run: polled, and out of
+    /// the queue for its permit. `None` when no slot holds it (it ended,
+    /// or was never started).
     #[doc(hidden)]
-    fn queued(self: Pin<&mut Self>, number: u32) -> bool;
-
-    /// Whether attempt `number` is in a slot and has been polled: its body
-    /// has run.
-    #[doc(hidden)]
-    fn polled(self: Pin<&mut Self>, number: u32) -> bool;
+    fn ran(self: Pin<&mut Self>, number: u32) -> Option<bool>;
 
     /// Puts `attempt`, number `number`, started at `started`, in the
     /// first empty slot, with its `timeout`; gives it back
@@ -147,12 +143,8 @@ impl<F: Future, W, T> Slots<F, W, T> for End {
         false
     }
 
-    fn queued(self: Pin<&mut Self>, _: u32) -> bool {
-        false
-    }
-
-    fn polled(self: Pin<&mut Self>, _: u32) -> bool {
-        false
+    fn ran(self: Pin<&mut Self>, _: u32) -> Option<bool> {
+        None
     }
 
     fn start(
@@ -191,22 +183,14 @@ where
         self.attempt.is_none() || self.rest.has_room()
     }
 
-    fn queued(self: Pin<&mut Self>, number: u32) -> bool {
+    fn ran(self: Pin<&mut Self>, number: u32) -> Option<bool> {
         let this = self.project();
         match this.attempt.as_pin_mut() {
             // Through the pin: a shared reference to a running attempt
             // would forbid the borrows it holds of itself.
-            Some(attempt) if *this.number == number => attempt.is_queued(),
-            _ => this.rest.queued(number),
+            Some(attempt) if *this.number == number => Some(*this.polled && !attempt.is_queued()),
+            _ => this.rest.ran(number),
         }
-    }
-
-    fn polled(self: Pin<&mut Self>, number: u32) -> bool {
-        let this = self.project();
-        if this.attempt.is_some() && *this.number == number {
-            return *this.polled;
-        }
-        this.rest.polled(number)
     }
 
     fn start(

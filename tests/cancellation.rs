@@ -139,6 +139,45 @@ async fn a_hedged_call_dropped_in_the_hook_before_a_hedge_gives_the_hedges_token
     );
 }
 
+static DEADLINE_QUEUE: RetryBudget = RetryBudget::new(1.0, 0, Duration::from_secs(600));
+static DEADLINE_ONE: ConcurrencyLimit = ConcurrencyLimit::new(1);
+
+/// As `hedged_behind_a_permit`, with a deadline that ends the round while
+/// its retry waits for the permit.
+#[retry(
+    max = 3,
+    backoff = fixed(1s),
+    hedge = 10s,
+    deadline = 3s,
+    budget = DEADLINE_QUEUE,
+    limit = DEADLINE_ONE
+)]
+async fn hedged_behind_a_permit_until_the_deadline(hold: bool) -> io::Result<()> {
+    if hold {
+        std::future::pending::<()>().await;
+    }
+    Err(ErrorKind::ConnectionReset.into())
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_hedged_retry_the_deadline_finds_queued_for_a_permit_gives_its_budget_token_back() {
+    let retried = tokio::spawn(hedged_behind_a_permit_until_the_deadline(false));
+    // The first attempt fails at once; while it waits out its second, a
+    // call that never ends takes the only permit.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let holder = tokio::spawn(hedged_behind_a_permit_until_the_deadline(true));
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert_eq!(DEADLINE_ONE.in_use(), 1);
+    assert!(retried.await.unwrap().is_err(), "ended at the deadline");
+    holder.abort();
+    let _ = holder.await;
+    // Two first attempts deposited two tokens; the retry the deadline
+    // found queued took one and gave it back.
+    assert_eq!(DEADLINE_QUEUE.available(), 2.0);
+    let stats = counted("hedged_behind_a_permit_until_the_deadline");
+    assert_eq!((stats.give_ups.deadline, stats.attempts), (1, 2));
+}
+
 // ---- a call dropped after each of its polls ----
 
 thread_local! {

@@ -836,8 +836,8 @@ fn a_call_with_an_idempotency_key_retries_what_may_have_taken_effect_and_records
     assert!(json.contains(r#""idempotency_key":"\""#), "{json}");
 }
 
-// A policy of literals without shared state is named by its values
-// (`ConstPolicy`): these two check that the options reach it.
+// A policy of literals without shared state is a `static` the core's
+// first attempt takes: these two check that the options reach it.
 
 #[retry(max = 5, backoff = none, sleep = no_wait, idempotent = false)]
 fn transfer_alone(outcomes: &Mutex<Vec<ErrorKind>>) -> io::Result<u64> {

@@ -30,7 +30,6 @@ mod call_policy;
 mod class;
 mod classify;
 mod clock;
-mod const_policy;
 mod current;
 pub mod dead_letter;
 #[cfg(feature = "tokio")]

@@ -29,11 +29,6 @@ pub use crate::clock::SystemClock;
 #[cfg(feature = "tokio")]
 pub use crate::clock::TokioClock;
 pub use crate::clock::thread_sleep;
-pub use crate::const_policy::{
-    ALERT_AFTER_SHIFT, ConstPolicy, ExpOf, FibonacciOf, FixedOf, IDEMPOTENCY_KEY,
-    IGNORE_RETRY_AFTER, JITTER_DECORRELATED, JITTER_DEFAULT, JITTER_EQUAL, JITTER_FULL,
-    JITTER_NONE, LinearOf, NESTED_SINGLE, NONE, NOT_IDEMPOTENT,
-};
 pub use crate::dynamic::{AnyBackoff, DynamicPolicy};
 pub use crate::hedge::{End, Hedge, LatencySketch, RoundEnded, Slot};
 pub use crate::hooks::Context;

@@ -6,8 +6,12 @@ async fn fetch(url: &str) -> std::io::Result<String> {
     static __RETRY_SITE: __retry_private::Site = __retry_private::Site::new(
         ::core::concat!(::core::module_path!(), "::fetch"),
     );
+    static __RETRY_POLICY: __retry_private::Policy<__retry_private::Exponential> = __retry_private::Policy::new(
+            __retry_private::Exponential::DEFAULT,
+        )
+        .max_attempts(3u32);
     let mut __retry_call = __retry_private::LazyCall::new(
-        __retry_private::ConstPolicy::<__retry_private::Exponential, 3>::REF,
+        (&__RETRY_POLICY),
         &__RETRY_SITE,
         __retry_private::async_clock(),
     );
@@ -22,7 +26,7 @@ async fn fetch(url: &str) -> std::io::Result<String> {
             .await;
         if !(__retry_call)
             .retries(
-                __retry_private::ConstPolicy::<__retry_private::Exponential, 3>::REF,
+                (&__RETRY_POLICY),
                 &__retry_out,
                 __retry_private::classify_by_type,
                 __retry_private::ErrorProbe::<std::io::Result<String>>::new()

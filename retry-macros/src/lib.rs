@@ -15,7 +15,6 @@ macro_rules! code {
 
 mod args;
 mod classified;
-mod const_policy;
 mod duration;
 mod expand;
 #[cfg(test)]

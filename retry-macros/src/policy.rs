@@ -1,7 +1,6 @@
 //! The function's policy as its builder makes it, `Policy::new(curve)`
 //! and one method per argument: a `static` where it is a constant, else a
-//! local built on each call. (A policy of literals that the loop names at
-//! most twice is a `ConstPolicy` constant instead: `const_policy`.)
+//! local built on each call.
 
 use proc_macro2::{Span, TokenStream};
 use quote::quote_spanned;

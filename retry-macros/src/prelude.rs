@@ -7,7 +7,6 @@ use syn::spanned::Spanned;
 use syn::{Ident, Type};
 
 use crate::args::{Args, On};
-use crate::const_policy;
 use crate::policy::built_policy;
 use crate::shape::Shape;
 use crate::spanned::private_call;
@@ -34,14 +33,7 @@ pub(crate) fn prelude(
         }
     };
     let dynamic = args.policy.as_ref().map(|(_, expr)| expr);
-    let named = match dynamic {
-        None if shape.names_policy_twice() => const_policy::named(args, private),
-        _ => None,
-    };
-    let (policy, policy_ref) = match named {
-        Some(named) => (code!(), named),
-        None => built_policy(args, private, dynamic),
-    };
+    let (policy, policy_ref) = built_policy(args, private, dynamic);
     let policy = match dynamic {
         Some(dynamic) => {
             // Whether the function's attempts can be cut, so that a dynamic

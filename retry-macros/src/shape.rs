@@ -14,15 +14,14 @@
 //! **`SyncEarly`**: a sync function whose loop runs nothing of the user's
 //! but the body, with a constant policy. The first attempt runs before any
 //! call state is built; the rest of the call runs in the core, out of line.
-//! A policy of literals without shared state is a constant of the core's
-//! `ConstPolicy` type, named by its values (`const_policy`); else a
-//! `static __RETRY_POLICY`.
+//! A policy of literals without shared state is a `static __RETRY_POLICY`
+//! built by the `Policy`'s `const fn`s.
 //!
 //! ```text
 //! static __RETRY_SITE: Site = Site::new(concat!(module_path!(), "::fetch"));
 //! let __retry_body = || -> Ret { body };
 //! let __retry_out = run_sync(
-//!     ConstPolicy::<FixedOf<200000000>, 3>::REF, &__RETRY_SITE, __retry_body,
+//!     &__RETRY_POLICY, &__RETRY_SITE, __retry_body,
 //!     judge, classify, describe, thread_sleep, late,
 //! );
 //! __retry_out
@@ -53,8 +52,7 @@
 //! builds the call state at the first failure, and each attempt made by
 //! `next` waits out the delay its retry decided before it runs, so the
 //! loop has one await (each await is a state of the function's future,
-//! which rustc lays out and checks in every function). Its policy is a
-//! `ConstPolicy` constant where it can be, as in `SyncEarly`.
+//! which rustc lays out and checks in every function).
 //!
 //! ```text
 //! let mut __retry_call = LazyCall::new(POLICY, &__RETRY_SITE, async_clock());
@@ -168,14 +166,6 @@ impl Shape {
     /// Whether the function is async.
     pub fn is_async(self) -> bool {
         !matches!(self, Shape::SyncEarly | Shape::SyncLoop)
-    }
-
-    /// Whether the loop names its policy at most twice, so that a policy of
-    /// literals is better named as a `ConstPolicy` constant than as a
-    /// `static` of the function's own. A loop that names it at each step
-    /// keeps the `static`, which cost an async function's build less.
-    pub fn names_policy_twice(self) -> bool {
-        matches!(self, Shape::SyncEarly | Shape::AsyncNext)
     }
 }
 

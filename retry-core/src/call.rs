@@ -47,8 +47,6 @@ mod failure_state;
 mod first;
 mod hedged;
 pub(crate) mod instead;
-mod lazy;
-#[cfg(feature = "tokio")]
 mod next;
 mod pending;
 mod round;
@@ -56,10 +54,7 @@ mod run;
 
 pub use failure_state::{Boxed, FailureState, Inline, Slot};
 pub use first::run_sync;
-pub use instead::{Deadline, Late, NoDeadline, Within};
-pub use lazy::LazyCall;
-#[cfg(feature = "tokio")]
-pub use next::Next;
+pub use instead::NoDeadline;
 pub use round::{Round, RoundEvent};
 
 /// The names and values of the arguments in `fields(..)`, for records.
@@ -231,24 +226,6 @@ impl<'p, B: Backoff, C: Clock, S: Slot> Call<'p, B, C, S> {
         };
         let frame = Frame::first(site, policy.max_attempts);
         Call::at_attempt_one(policy, frame, clock, started, spans)
-    }
-
-    /// A call that [`starts`] began at `started`, about to make its first
-    /// attempt, with its spans if a subscriber wants them.
-    #[inline]
-    fn started(
-        policy: &'p Policy<B>,
-        site: &'static Site,
-        clock: C,
-        started: Option<C::Reading>,
-    ) -> Call<'p, B, C, S> {
-        Call::at_attempt_one(
-            policy,
-            Frame::first(site, policy.max_attempts),
-            clock,
-            started,
-            spans::start(site),
-        )
     }
 
     /// A call at its first attempt, whose frame is `frame`, started at

@@ -369,13 +369,11 @@ pub(crate) fn outer() -> Option<&'static str> {
 }
 
 /// What gives the frame of the attempt in progress: the call. Only the
-/// calls of this crate, [`Call`](crate::call::Call) and
-/// [`LazyCall`](crate::call::LazyCall), have one.
+/// calls of this crate ([`Call`](crate::call::Call)) have one.
 pub trait HasFrame: sealed::Sealed {
     /// Called as an attempt starts running, on every poll of it: the
     /// frame [`attempt()`] reads while it runs, and its span if the call
-    /// has spans. One method, so that a call whose state decides both
-    /// (a `LazyCall`'s) looks at it once per poll.
+    /// has spans.
     #[doc(hidden)]
     fn starts(&self) -> (&Frame, Option<&tracing::Span>);
 

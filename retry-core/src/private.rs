@@ -7,6 +7,7 @@ use core::future::Future;
 use core::ops::Deref;
 use core::time::Duration;
 
+use crate::call::instead::{LastStands, NothingStands, TimeoutStands};
 use crate::class::Code;
 use crate::timeout::AttemptTimeout;
 
@@ -14,12 +15,9 @@ pub use crate::backoff::custom::CustomBackoff;
 pub use crate::backoff::{
     DEFAULT_BASE, DEFAULT_CAP, DEFAULT_FACTOR, Exponential, Fibonacci, Fixed, Linear, NoBackoff,
 };
-pub use crate::call::instead::{
-    ByLast, ByTimeout, Instead, LastStands, NoLast, NothingStands, TimeoutStands,
-};
+pub use crate::call::instead::NoLast;
 pub use crate::call::{
-    Boxed, Call, Deadline, Decision, FieldVisitor, Inline, Late, LazyCall, NoDeadline, Within,
-    no_fields, no_span, run_sync,
+    Call, Decision, FieldVisitor, NoDeadline, no_fields, no_span, run_sync,
 };
 pub use crate::call::{Round, RoundEvent};
 pub use crate::call_policy::{PolicySource, dynamic_policy};
@@ -30,7 +28,7 @@ pub use crate::clock::SystemClock;
 pub use crate::clock::TokioClock;
 pub use crate::clock::thread_sleep;
 pub use crate::dynamic::{AnyBackoff, DynamicPolicy};
-pub use crate::hedge::{End, Hedge, LatencySketch, RoundEnded, Slot};
+pub use crate::hedge::{End, Hedge, LatencySketch, Slot};
 pub use crate::hooks::Context;
 pub use crate::jitter::Jitter;
 pub use crate::outcome::{Fallible, FromBreakerOpen, FromTimeout, Outcome};
@@ -309,33 +307,13 @@ impl<S: Future<Output = ()>> SleepFuture for S {}
 /// The default sleep of async functions: tokio's timer, kept by the call.
 #[cfg(feature = "tokio")]
 #[inline]
-pub fn wait<K: Waits>(call: &mut K, delay: Duration) -> crate::wait::Wait<'_> {
-    call.wait_for(delay)
-}
-
-/// A call whose timer the default sleep of async functions waits on.
-#[cfg(feature = "tokio")]
-pub trait Waits {
-    /// Waits `delay` on the call's timer.
-    fn wait_for(&mut self, delay: Duration) -> crate::wait::Wait<'_>;
-}
-
-#[cfg(feature = "tokio")]
-impl<B: crate::backoff::Backoff, C: crate::clock::Clock, S: crate::call::Slot> Waits
-    for Call<'_, B, C, S>
+pub fn wait<'c, B, C, S>(call: &'c mut Call<'_, B, C, S>, delay: Duration) -> crate::wait::Wait<'c>
+where
+    B: crate::backoff::Backoff,
+    C: crate::clock::Clock,
+    S: crate::call::Slot,
 {
-    #[inline]
-    fn wait_for(&mut self, delay: Duration) -> crate::wait::Wait<'_> {
-        self.wait(delay)
-    }
-}
-
-#[cfg(feature = "tokio")]
-impl<B: crate::backoff::Backoff, C: crate::clock::Clock + Copy> Waits for LazyCall<'_, B, C> {
-    #[inline]
-    fn wait_for(&mut self, delay: Duration) -> crate::wait::Wait<'_> {
-        self.wait(delay)
-    }
+    call.wait(delay)
 }
 
 /// The default timer of `attempt_timeout` and of the deadline on async
@@ -349,7 +327,7 @@ pub fn timer(limit: Duration) -> crate::default_timer::DefaultTimer {
 
 /// Without the `tokio` feature there is no default timer. No function
 /// that names this compiles: each also waits by [`wait`] or
-/// `LazyCall::next`, whose bound says what is missing; a timer that were a
+/// `Call::next`, whose bound says what is missing; a timer that were a
 /// second error would only repeat it.
 #[cfg(not(feature = "tokio"))]
 pub fn timer(_limit: Duration) -> core::future::Pending<()> {

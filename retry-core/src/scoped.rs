@@ -13,8 +13,8 @@ use core::task::{Context, Poll};
 use crate::current::{HasFrame, poll_in, sealed};
 
 /// How an attempt reaches its call: by shared reference, or, for an attempt
-/// of a [`LazyCall`](crate::call::LazyCall) that first waits out its retry's
-/// delay, by unique one.
+/// made by [`Call::next`](crate::call::Call::next) that first waits out its
+/// retry's delay, by unique one.
 pub trait CallRef: sealed::Sealed {
     /// The call.
     #[doc(hidden)]
@@ -46,7 +46,7 @@ impl<K: HasFrame> CallRef for &K {
 }
 
 /// An attempt's future, run as one of its call's: made by `scoped` (and,
-/// for a `LazyCall` that waits on tokio's timer, by `next`).
+/// for a call whose attempts wait out their retry's delay, by `next`).
 #[must_use = "an attempt does nothing unless awaited"]
 pub struct Scoped<R: CallRef, F> {
     call: R,

@@ -31,19 +31,6 @@ pub(crate) struct Spans {
     open: bool,
 }
 
-/// The spans of a call of `site`'s function, or `None` when nobody
-/// listens.
-#[inline]
-pub(crate) fn start(site: &'static Site) -> Option<Box<Spans>> {
-    // One load when no subscriber was ever set, as in programs that do not
-    // trace; the name is read, and the callsite's interest checked, out of
-    // line.
-    if !may_start() {
-        return None;
-    }
-    start_watched(site)
-}
-
 /// Whether a call starting now may have spans: not before a subscriber was
 /// ever set.
 #[inline]
@@ -149,7 +136,6 @@ impl Spans {
     }
 
     /// Whether the span of the attempt about to run is open yet.
-    #[cfg(feature = "tokio")]
     pub(crate) fn is_open(&self) -> bool {
         self.open
     }

@@ -130,7 +130,7 @@ mod tests {
             ("limit = LIMIT", sync),
             ("breaker = classic(BREAKER)", sync),
             ("policy = dynamic()", sync),
-            // `LazyCall`, and the async loop with timers or a hook.
+            // The async loop, waiting in the next attempt or in the loop.
             ("", async_fn),
             ("sleep = my_async_sleep", async_fn),
             ("", async_block),

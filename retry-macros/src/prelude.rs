@@ -92,11 +92,8 @@ pub(crate) fn call_state(
     // Each whole: parts made apart would each be a stream to join.
     let mut call = match shape {
         Shape::SyncEarly => return code!(),
-        Shape::AsyncNext | Shape::AsyncLazy => {
-            code!(let mut __retry_call = #private::LazyCall::new(#policy, &__RETRY_SITE, #private::async_clock());)
-        }
         // Boxed: the failure state would make the function's future larger.
-        Shape::AsyncCall | Shape::AsyncHedged => {
+        Shape::Async(_) | Shape::AsyncHedged => {
             code!(let mut __retry_call = #private::Call::new(#policy, &__RETRY_SITE, #private::async_clock());)
         }
         Shape::SyncLoop => {
@@ -108,9 +105,8 @@ pub(crate) fn call_state(
         call.extend(code!(__retry_call.start_clock();));
     }
     // A success is counted as its outcome is returned, after `after`: a
-    // call dropped (or unwound) during that hook was cancelled. (No
-    // `LazyCall` has hooks.)
-    if args.hooks.after.is_some() && !matches!(shape, Shape::AsyncNext | Shape::AsyncLazy) {
+    // call dropped (or unwound) during that hook was cancelled.
+    if args.hooks.after.is_some() {
         call.extend(code!(__retry_call.count_success_on_return();));
     }
     call

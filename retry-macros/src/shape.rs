@@ -47,52 +47,37 @@
 //! }
 //! ```
 //!
-//! **`AsyncNext`**: an async function on tokio's timer whose loop runs
-//! nothing of the user's and whose attempts no timer cuts. `LazyCall`
-//! builds the call state at the first failure, and each attempt made by
-//! `next` waits out the delay its retry decided before it runs, so the
-//! loop has one await (each await is a state of the function's future,
-//! which rustc lays out and checks in every function).
-//!
-//! ```text
-//! let mut __retry_call = LazyCall::new(POLICY, &__RETRY_SITE, async_clock());
-//! loop {
-//!     let __retry_out = __retry_call.next(attempt::<Ret, _>(async { body })).await;
-//!     if !__retry_call.retries(POLICY, &__retry_out, classify, describe, judge) {
-//!         return __retry_out;
-//!     }
-//! }
-//! ```
-//!
-//! **`AsyncLazy`**: the same function with `sleep = ..`, whose waits are
-//! the user's futures: a `LazyCall` whose loop waits after each decision,
-//! as `AsyncCall`'s does.
-//!
-//! **`AsyncCall`**: any other async function (hooks, `fields(..)`, a
-//! limit, a deadline, an attempt timeout, a dynamic policy). Its call
-//! state, the failure state boxed so that the future stays small, is built
-//! first, with the methods its loop calls; each wrapper of an attempt (the
-//! frame's `scoped`, a timer, a permit) holds it by value, so that an
-//! attempt that is cut, or dropped with a cancelled call, is dropped before
-//! its permit passes on.
+//! **`Async`**: an async function. Its call state, the failure state
+//! boxed so that the future stays small, is built first, with the methods
+//! its loop calls; each wrapper of an attempt (the frame's `scoped`, a
+//! timer, a permit) holds it by value, so that an attempt that is cut, or
+//! dropped with a cancelled call, is dropped before its permit passes on.
+//! Where it waits is decided here too ([`Wait`]): in the loop, or in the
+//! next attempt, which saves the loop an await (each await is a state of
+//! the function's future, which rustc lays out and checks in every
+//! function).
 //!
 //! ```text
 //! let mut __retry_call = Call::new(&__RETRY_POLICY, &__RETRY_SITE, async_clock());
 //! loop {
-//!     __retry_call.begin_attempt();
 //!     let __retry_delay = {
-//!         let __retry_out = __retry_call.scoped(attempt::<Ret, _>(async { body })).await;
+//!         let __retry_out = __retry_call.next(attempt::<Ret, _>(async { body })).await;
 //!         match __retry_call.decide(..) {
 //!             Decision::Retry(delay) => delay,
 //!             _ => return __retry_out,
 //!         }
 //!     };
-//!     wait(&mut __retry_call, __retry_delay).await;
+//!     __retry_call.wait_next(__retry_delay);
 //! }
 //! ```
 //!
+//! Waiting in the loop (`Wait::InLoop`), each attempt opens its span with
+//! `__retry_call.begin_attempt()` and runs as `__retry_call.scoped(..)`,
+//! and the loop ends with `wait(&mut __retry_call, __retry_delay).await`
+//! or the user's `__retry_sleep(__retry_delay).await`.
+//!
 //! **`AsyncHedged`**: an async function with `hedge`. Its call state is
-//! built first, as `AsyncCall`'s. Each round of attempts is a `Round`,
+//! built first, as `Async`'s. Each round of attempts is a `Round`,
 //! pinned in the loop: `begin_round` makes its first attempt with the
 //! closure `__retry_make`, and each await of `round_event` runs the
 //! attempts in flight (in a list of slots as long as `in_flight`, each in
@@ -129,14 +114,22 @@ pub enum Shape {
     SyncEarly,
     /// A sync loop around an inline call state.
     SyncLoop,
-    /// A `LazyCall` whose attempts wait out their delays in `next`.
-    AsyncNext,
-    /// A `LazyCall` that waits in the user's `sleep` after each decision.
-    AsyncLazy,
-    /// A call state built first, for the loops that run more than the body.
-    AsyncCall,
+    /// An async loop around a call state built first, waiting where
+    /// [`Wait`] says.
+    Async(Wait),
     /// A call state built first, whose rounds of attempts hedge.
     AsyncHedged,
+}
+
+/// Where an async loop waits out the delay of a retry.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Wait {
+    /// In the next attempt, made by `Call::next`, before it runs: on the
+    /// default timer, with nothing between the attempts that must follow
+    /// the wait (a `before` hook) or must not count it (a permit, a timer).
+    InNextAttempt,
+    /// In the loop, after the decision and its hooks.
+    InLoop,
 }
 
 impl Shape {
@@ -154,13 +147,16 @@ impl Shape {
             return Shape::AsyncHedged;
         }
         let untimed = args.deadline.is_none() && args.attempt_timeout.is_none();
-        if runs_only_the_body && untimed && args.policy.is_none() {
-            return match args.sleep {
-                None => Shape::AsyncNext,
-                Some(_) => Shape::AsyncLazy,
-            };
-        }
-        Shape::AsyncCall
+        let in_next_attempt = args.sleep.is_none()
+            && args.hooks.before.is_none()
+            && args.limit.is_none()
+            && untimed
+            && args.policy.is_none();
+        Shape::Async(if in_next_attempt {
+            Wait::InNextAttempt
+        } else {
+            Wait::InLoop
+        })
     }
 
     /// Whether the function is async.
@@ -255,17 +251,21 @@ mod tests {
     }
 
     #[test]
-    fn an_async_function_builds_its_call_lazily_unless_its_loop_runs_more_than_the_body() {
-        assert_eq!(shape("max = 3, jitter", true), Shape::AsyncNext);
-        assert_eq!(shape("sleep = my_sleep", true), Shape::AsyncLazy);
+    fn an_async_function_waits_in_its_next_attempt_unless_something_must_follow_or_not_count_the_wait()
+     {
+        for args in ["max = 3, jitter", "after = f, on_retry = g", "fields(x)"] {
+            assert_eq!(shape(args, true), Shape::Async(Wait::InNextAttempt), "{args}");
+        }
         for args in [
+            "sleep = my_sleep",
             "deadline = 5s",
             "attempt_timeout = 1s",
             "policy = p()",
             "before = f",
             "limit = L",
         ] {
-            assert_eq!(shape(args, true), Shape::AsyncCall, "{args}");
+            assert_eq!(shape(args, true), Shape::Async(Wait::InLoop), "{args}");
         }
+        assert_eq!(shape("hedge = 50ms", true), Shape::AsyncHedged);
     }
 }

@@ -175,8 +175,8 @@ pub(super) enum Held {
 pub(super) struct Timer {
     /// Made at the first wait and reset for the next ones.
     pub(super) sleep: Option<Pin<Box<crate::default_timer::DefaultTimer>>>,
-    /// Whether the next attempt of a [`LazyCall`](super::LazyCall) waits
-    /// on `sleep` first ([`Next`](super::Next)).
+    /// Whether the next attempt made by [`Call::next`](super::Call::next)
+    /// waits on `sleep` first.
     pub(super) waiting: bool,
 }
 

@@ -289,7 +289,7 @@ impl<B: Backoff, C: Clock, S: Slot> Call<'_, B, C, S> {
     }
 
     /// Sets the wait of `delay`, which is not zero, that the next attempt
-    /// of a [`LazyCall`](super::LazyCall) waits out before it runs ([`Next`](super::Next)).
+    /// made by [`next`](Self::next) waits out before it runs.
     #[cfg(feature = "tokio")]
     #[inline(never)]
     pub(super) fn wait_before_next(&mut self, delay: Duration) {
@@ -298,14 +298,14 @@ impl<B: Backoff, C: Clock, S: Slot> Call<'_, B, C, S> {
         self.failures().timer.waiting = true;
     }
 
-    /// What comes before each poll of an attempt of a [`LazyCall`](super::LazyCall)'s
-    /// built call ([`Next`](super::Next)): the wait its retry set, then its span. Out of
+    /// What comes before each poll of an attempt made by
+    /// [`next`](Self::next): the wait its retry set, then its span. Out of
     /// line, and cold, as only a retry or a traced call reaches it: so the
     /// path of a first attempt is laid out without it.
-    #[cfg(feature = "tokio")]
     #[cold]
     #[inline(never)]
     pub(super) fn before_attempt(&mut self, cx: &mut core::task::Context<'_>) -> Poll<()> {
+        #[cfg(feature = "tokio")]
         if self
             .failures
             .peek()
@@ -319,6 +319,8 @@ impl<B: Backoff, C: Clock, S: Slot> Call<'_, B, C, S> {
             }
             timer.waiting = false;
         }
+        #[cfg(not(feature = "tokio"))]
+        let _ = cx;
         // Spans are opened before every attempt; a wait, once.
         if self.spans.as_deref().is_some_and(|spans| !spans.is_open()) {
             self.begin_attempt();

@@ -9,7 +9,7 @@ use syn::spanned::Spanned;
 
 use super::Parts;
 use crate::args::Args;
-use crate::shape::Shape;
+use crate::shape::{Shape, Wait};
 use crate::spanned::{call_at, private_path};
 
 impl Parts<'_> {
@@ -49,7 +49,7 @@ impl Parts<'_> {
         // Each wrapper (a timer, a permit) holds the attempt by value, so
         // that an attempt that is cut, or dropped with a cancelled call, is
         // dropped inside the permit that it holds.
-        let scoped = if self.shape == Shape::AsyncNext {
+        let scoped = if self.shape == Shape::Async(Wait::InNextAttempt) {
             code!(__retry_call.next(#future))
         } else {
             code!(__retry_call.scoped(#future))
@@ -122,7 +122,7 @@ impl Parts<'_> {
     /// for an attempt that the deadline comes before.
     pub(super) fn keeps_last(&self, args: &Args) -> bool {
         let deadline = args.deadline.is_some() || args.policy.is_some();
-        self.ret.is_some() && deadline && self.shape != Shape::AsyncNext
+        self.ret.is_some() && deadline
     }
 
     /// Where the loop keeps it: made before the loop, of a type picked by

@@ -10,7 +10,7 @@ use syn::spanned::Spanned;
 use super::Parts;
 use super::judge::Source;
 use crate::args::Args;
-use crate::shape::Shape;
+use crate::shape::{Shape, Wait};
 use crate::spanned::{call_at, own_sleep_awaited, private_call, private_path};
 
 impl Parts<'_> {
@@ -29,28 +29,6 @@ impl Parts<'_> {
         let mut amp = Punct::new('&', Spacing::Alone);
         amp.set_span(self.return_span);
         let borrowed = code!(#amp #outcome);
-        if self.shape == Shape::AsyncNext {
-            // Nothing of the user's runs in this loop, nor `fields(..)`,
-            // and each attempt waits out its retry's delay itself.
-            let retries = Ident::new("retries", self.return_span);
-            let classify = &self.classify;
-            let describe = self.describe();
-            let judge_value = self.judge_value(args, Source::Outcome);
-            let retries = call_at(
-                self.classified_at,
-                &retries,
-                code!(#policy, #borrowed, #classify, #describe, #judge_value),
-            );
-            return code! {
-                loop {
-                    let #outcome = #attempt;
-                    #fallible
-                    if !#retries {
-                        return #outcome;
-                    }
-                }
-            };
-        }
         if let (Shape::AsyncHedged, Some(hedge)) = (self.shape, &args.hedge) {
             return self.hedged_loop(args, hedge, attempt);
         }
@@ -60,11 +38,28 @@ impl Parts<'_> {
         let after = self.hook(&args.hooks.after, true);
         let on_retry = self.hook(&args.hooks.on_retry, true);
         let on_give_up = self.hook(&args.hooks.on_give_up, true);
-        let sleep = match (&args.sleep, self.shape.is_async()) {
-            (None, false) => code!(#private::thread_sleep(__retry_delay)),
-            (None, true) => code!(#private::wait(&mut __retry_call, __retry_delay).await),
-            (Some(_), false) => code!(__retry_sleep(__retry_delay)),
-            (Some(sleep), true) => own_sleep_awaited(sleep.span()),
+        // Waiting in the next attempt, the attempt opens its own span after
+        // the wait.
+        let (begin_attempt, sleep) = match (&args.sleep, self.shape) {
+            (_, Shape::Async(Wait::InNextAttempt)) => {
+                (code!(), code!(__retry_call.wait_next(__retry_delay)))
+            }
+            (None, Shape::Async(_)) => (
+                code!(__retry_call.begin_attempt();),
+                code!(#private::wait(&mut __retry_call, __retry_delay).await),
+            ),
+            (Some(sleep), Shape::Async(_)) => (
+                code!(__retry_call.begin_attempt();),
+                own_sleep_awaited(sleep.span()),
+            ),
+            (None, _) => (
+                code!(__retry_call.begin_attempt();),
+                code!(#private::thread_sleep(__retry_delay)),
+            ),
+            (Some(_), _) => (
+                code!(__retry_call.begin_attempt();),
+                code!(__retry_sleep(__retry_delay)),
+            ),
         };
         let refusal = self.refusal(args, &on_give_up);
         let decision = call_at(
@@ -105,7 +100,7 @@ impl Parts<'_> {
             #refusal
             #last
             loop {
-                __retry_call.begin_attempt();
+                #begin_attempt
                 #before
                 let __retry_delay = {
                     let #outcome = #attempt;

@@ -33,26 +33,21 @@ use crate::read_outcome::JudgeValue;
 use crate::site::Site;
 use crate::spans::{self, Spans};
 use crate::timeout::AttemptTimeout;
-use cut::{NEVER_RAN, RAN, TIMED_OUT};
 use decide::FailedValue;
 use instead::{ByTimeout, Instead, NoLast};
-use pending::NO_RETRY;
+use phase::{NEVER_RAN, NO_RETRY, RAN, TIMED_OUT};
 
-mod cut;
 mod decide;
-mod delay;
-mod elapsed;
-mod failure;
-mod failure_state;
+mod failures;
 mod first;
 mod hedged;
 pub(crate) mod instead;
-mod next;
-mod pending;
+mod phase;
 mod round;
 mod run;
+mod wait;
 
-pub use failure_state::{Boxed, FailureState, Inline, Slot};
+pub use failures::{Boxed, FailureState, Inline, Slot};
 pub use first::run_sync;
 pub use instead::NoDeadline;
 pub use round::{Round, RoundEvent};
@@ -100,7 +95,7 @@ pub struct Call<'p, B, C: Clock, S = Boxed> {
     end: End,
     /// A retry was decided (its budget token taken) and its attempt has
     /// not started yet: [`NO_RETRY`], or the failure it follows
-    /// ([`AFTER_TRANSIENT`](pending::AFTER_TRANSIENT), [`AFTER_RATE_LIMITED`](pending::AFTER_RATE_LIMITED)). It is counted when it
+    /// ([`AFTER_TRANSIENT`](phase::AFTER_TRANSIENT), [`AFTER_RATE_LIMITED`](phase::AFTER_RATE_LIMITED)). It is counted when it
     /// starts, and its token given back if the call is dropped first.
     retry_pending: AtomicU8,
     /// The number of the last attempt a hedged round started, which may

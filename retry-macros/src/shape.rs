@@ -254,7 +254,11 @@ mod tests {
     fn an_async_function_waits_in_its_next_attempt_unless_something_must_follow_or_not_count_the_wait()
      {
         for args in ["max = 3, jitter", "after = f, on_retry = g", "fields(x)"] {
-            assert_eq!(shape(args, true), Shape::Async(Wait::InNextAttempt), "{args}");
+            assert_eq!(
+                shape(args, true),
+                Shape::Async(Wait::InNextAttempt),
+                "{args}"
+            );
         }
         for args in [
             "sleep = my_sleep",

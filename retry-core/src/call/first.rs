@@ -10,10 +10,10 @@ use core::mem::{self, ManuallyDrop};
 use core::sync::atomic::Ordering;
 use core::time::Duration;
 
-use super::cut::{NEVER_RAN, RAN, timeout_class};
 use super::decide::FailedValue;
-use super::failure_state::{self, Inline, Made};
+use super::failures::{self, Inline, Made};
 use super::instead::{Late, Within};
+use super::phase::{NEVER_RAN, RAN, timeout_class};
 use super::{Call, Decision, no_fields, no_span, starts, success_seen};
 use crate::backoff::Backoff;
 use crate::class::Classification;
@@ -356,7 +356,7 @@ fn rest_of_call<B: Backoff, W: Within>(
 /// ([`Ask::Late`]). Whether it gave up. Out of line, for the calls with a
 /// deadline only.
 #[inline(never)]
-fn waited_past_the_deadline<B: Backoff, S: failure_state::Slot>(
+fn waited_past_the_deadline<B: Backoff, S: failures::Slot>(
     call: &mut Call<'_, B, SystemClock, S>,
     attempts: &mut dyn Attempts,
     sleep: &dyn Fn(Duration),
@@ -401,7 +401,7 @@ impl Drop for ClearOnUnwind<'_> {
 /// one is returned. The call is borrowed, not moved: moved into the loop,
 /// the whole call state would be copied.
 #[inline]
-fn decide_and_retry<B: Backoff, S: failure_state::Slot, W: Within>(
+fn decide_and_retry<B: Backoff, S: failures::Slot, W: Within>(
     policy: &Policy<B>,
     call: &mut Call<'_, B, SystemClock, S>,
     attempts: &mut dyn Attempts,

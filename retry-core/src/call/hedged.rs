@@ -11,7 +11,7 @@ use core::time::Duration;
 use tracing::{Level, Span};
 
 use super::decide::describe_failure;
-use super::failure_state::Slot as FailureSlot;
+use super::failures::Slot as FailureSlot;
 use super::round::{
     Beside, Happened, Hedging, Round, RoundEnd, RoundEvent, RoundState, UnrunHedge, arm, cut_short,
     timed_out,

@@ -6,7 +6,7 @@ use core::pin::Pin;
 use core::time::Duration;
 
 use super::Decision;
-use super::cut::{TIMED_OUT, timeout_class};
+use super::phase::{TIMED_OUT, timeout_class};
 use crate::budget::RetryBudget;
 use crate::class::Classification;
 use crate::hedge::{Hedge, InFlight, LatencySketch, RoundEnded};

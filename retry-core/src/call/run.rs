@@ -10,7 +10,7 @@ use core::sync::atomic::Ordering;
 use core::task::Poll;
 use core::time::Duration;
 
-use super::failure_state::Slot;
+use super::failures::Slot;
 use super::instead::Instead;
 use super::{Call, NEVER_RAN, NO_RETRY};
 use crate::backoff::Backoff;
@@ -171,7 +171,7 @@ impl<B: Backoff, C: Clock, S: Slot> Call<'_, B, C, S> {
     /// there; made by the caller, it would be moved into this future and
     /// take its room in it twice. The timer is set to what
     /// `left` gives and polled while `runs` says that it runs; its firing
-    /// is `FIRED` ([`TIMED_OUT`](super::cut::TIMED_OUT), or [`NEVER_RAN`] for a wait for a
+    /// is `FIRED` ([`TIMED_OUT`](super::phase::TIMED_OUT), or [`NEVER_RAN`] for a wait for a
     /// permit). All three are types, not values, so they take no room in
     /// the future. With no time left at all (the deadline passed while the
     /// wait before it overran), the attempt does not start: what stands
@@ -254,78 +254,6 @@ impl<B: Backoff, C: Clock, S: Slot> Call<'_, B, C, S> {
             }
             _ => None,
         }
-    }
-
-    /// Waits `delay` on the default timer (tokio's, or outside any tokio
-    /// runtime one that a thread of this crate's own ends): the default
-    /// sleep of async functions.
-    /// The timer lives with the call's failure state, so that it adds
-    /// nothing to the size of the function's future, and is reused from one
-    /// wait to the next. Out of line: only a retry reaches it, and inlined
-    /// it would put tokio's timer code in every async function.
-    #[cfg(feature = "tokio")]
-    #[inline(never)]
-    pub fn wait(&mut self, delay: Duration) -> crate::wait::Wait<'_> {
-        if delay.is_zero() {
-            return crate::wait::Wait::new(None);
-        }
-        crate::wait::Wait::new(Some(self.set_timer(delay)))
-    }
-
-    /// The call's timer, set to fire after `delay`.
-    #[cfg(feature = "tokio")]
-    fn set_timer(&mut self, delay: Duration) -> Pin<&mut crate::default_timer::DefaultTimer> {
-        let deadline = crate::default_timer::deadline_after(delay);
-        let timer = &mut self.failures().timer.sleep;
-        match timer {
-            Some(timer) => {
-                timer.as_mut().reset(deadline);
-                timer.as_mut()
-            }
-            None => timer
-                .insert(Box::pin(crate::default_timer::DefaultTimer::made(deadline)))
-                .as_mut(),
-        }
-    }
-
-    /// Sets the wait of `delay`, which is not zero, that the next attempt
-    /// made by [`next`](Self::next) waits out before it runs.
-    #[cfg(feature = "tokio")]
-    #[inline(never)]
-    pub(super) fn wait_before_next(&mut self, delay: Duration) {
-        debug_assert!(!delay.is_zero(), "a zero delay sets no wait");
-        self.set_timer(delay);
-        self.failures().timer.waiting = true;
-    }
-
-    /// What comes before each poll of an attempt made by
-    /// [`next`](Self::next): the wait its retry set, then its span. Out of
-    /// line, and cold, as only a retry or a traced call reaches it: so the
-    /// path of a first attempt is laid out without it.
-    #[cold]
-    #[inline(never)]
-    pub(super) fn before_attempt(&mut self, cx: &mut core::task::Context<'_>) -> Poll<()> {
-        #[cfg(feature = "tokio")]
-        if self
-            .failures
-            .peek()
-            .is_some_and(|failures| failures.timer.waiting)
-        {
-            let timer = &mut self.failures().timer;
-            if let Some(sleep) = &mut timer.sleep
-                && sleep.as_mut().poll(cx).is_pending()
-            {
-                return Poll::Pending;
-            }
-            timer.waiting = false;
-        }
-        #[cfg(not(feature = "tokio"))]
-        let _ = cx;
-        // Spans are opened before every attempt; a wait, once.
-        if self.spans.as_deref().is_some_and(|spans| !spans.is_open()) {
-            self.begin_attempt();
-        }
-        Poll::Ready(())
     }
 }
 

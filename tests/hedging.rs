@@ -619,6 +619,45 @@ async fn a_dynamic_policy_turns_hedging_off_or_changes_its_delay() {
     assert_eq!(timed(Mutex::default()).await, (1, Duration::from_secs(1)));
 }
 
+static BY_PERCENTILE: reattempt::dynamic::PolicyCell =
+    reattempt::dynamic::PolicyCell::new(reattempt::dynamic::DynamicPolicy::new());
+
+/// 10 ms an attempt, or 1.5 s for a slow call's first; the attribute
+/// hedges after a fixed second.
+#[retry(max = 5, backoff = none, hedge = 1s, policy = &BY_PERCENTILE)]
+async fn fixed_made_p90(slow: bool) -> io::Result<u32> {
+    let number = reattempt::attempt().unwrap().number();
+    let took = if slow && number == 1 { 1500 } else { 10 };
+    sleep(Duration::from_millis(took)).await;
+    Ok(number)
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_dynamic_policy_hedges_a_fixed_delay_function_at_a_percentile() {
+    BY_PERCENTILE.set("hedge = p90".parse().unwrap());
+    for _ in 0..99 {
+        assert_eq!(fixed_made_p90(false).await.unwrap(), 1);
+    }
+    // 99 samples and no `min`: no hedge starts, not even at the
+    // attribute's second.
+    let start = Instant::now();
+    assert_eq!(fixed_made_p90(true).await.unwrap(), 1);
+    assert_eq!(start.elapsed(), Duration::from_millis(1500));
+    // 100: the p90 is about 10 ms, and the hedge wins.
+    let start = Instant::now();
+    assert_eq!(fixed_made_p90(true).await.unwrap(), 2);
+    let took = start.elapsed();
+    assert!(
+        Duration::from_millis(20) <= took && took <= Duration::from_millis(22),
+        "{took:?}"
+    );
+    // Back to the attribute's fixed second.
+    BY_PERCENTILE.set(reattempt::dynamic::DynamicPolicy::new());
+    let start = Instant::now();
+    assert_eq!(fixed_made_p90(true).await.unwrap(), 2);
+    assert_eq!(start.elapsed(), Duration::from_millis(1010));
+}
+
 static TURN_ON: reattempt::dynamic::PolicyCell =
     reattempt::dynamic::PolicyCell::new(reattempt::dynamic::DynamicPolicy::new().hedge(
         reattempt::dynamic::HedgeSpec::After(Duration::from_millis(5)),

@@ -126,6 +126,23 @@ mod serde {
     "#;
 
     #[test]
+    fn a_hedge_percentile_reads_and_writes_as_the_attribute_says_it() {
+        let policy: DynamicPolicy = serde_json::from_str(r#"{ "hedge": "p95" }"#).unwrap();
+        assert_eq!(
+            policy,
+            DynamicPolicy::new().hedge(HedgeSpec::Percentile(95))
+        );
+        assert_eq!(
+            serde_json::to_string(&policy).unwrap(),
+            r#"{"hedge":"p95"}"#
+        );
+        let error = serde_json::from_str::<DynamicPolicy>(r#"{ "hedge": "p100" }"#)
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains("from `p50` to `p99`"), "{error}");
+    }
+
+    #[test]
     fn a_policy_reads_from_json_and_toml_and_writes_back() {
         assert_eq!(
             serde_json::from_str::<DynamicPolicy>(JSON).unwrap(),

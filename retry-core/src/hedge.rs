@@ -21,14 +21,24 @@ pub(crate) use frame::HedgeFrame;
 pub use sketch::LatencySketch;
 pub use slots::{End, Ended, Finished, InFlight, Slot, Slots};
 
+/// The percentiles a hedge's delay may be, `p50` to `p99`.
+pub const PERCENTILES: core::ops::RangeInclusive<u8> = 50..=99;
+
 /// What a [`DynamicPolicy`](crate::dynamic::DynamicPolicy) does to a hedged function's hedges.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum HedgeSpec {
     /// No hedges: each attempt runs alone (`hedge = off`).
     Off,
     /// A hedge once an attempt has run this long (`hedge = 20ms`), in
     /// place of the attribute's delay or percentile.
     After(Duration),
+    /// A hedge once an attempt has run longer than this percentile (50 to
+    /// 99) of the function's recent attempt latencies (`hedge = p95`), in
+    /// place of the attribute's delay or percentile. Until enough
+    /// latencies are known, the attribute's `min` is the delay if it gave
+    /// one, and no hedge starts otherwise.
+    Percentile(u8),
 }
 
 /// An attempt of a hedged round, as the hooks see it: one that started,
@@ -47,6 +57,9 @@ pub struct RoundEnded {
 #[derive(Clone, Copy, Debug)]
 pub struct Hedge {
     after: After,
+    /// The function's recent attempt latencies, which a percentile reads:
+    /// the attribute's, or one a dynamic policy sets.
+    sketch: &'static LatencySketch,
 }
 
 /// How long an attempt runs before another starts beside it.
@@ -56,17 +69,18 @@ enum After {
     /// A percentile of the function's recent attempt latencies, at least
     /// `min`; `min` alone until the sketch has enough samples.
     Percentile {
-        sketch: &'static LatencySketch,
         percentile: u8,
         min: Option<Duration>,
     },
 }
 
 impl Hedge {
-    /// A hedge `after` the last attempt started.
-    pub const fn new(after: Duration) -> Hedge {
+    /// A hedge `after` the last attempt started; `sketch` keeps the
+    /// function's latencies should a dynamic policy ask for a percentile.
+    pub const fn new(sketch: &'static LatencySketch, after: Duration) -> Hedge {
         Hedge {
             after: After::Fixed(after),
+            sketch,
         }
     }
 
@@ -79,12 +93,27 @@ impl Hedge {
         min: Option<Duration>,
     ) -> Hedge {
         Hedge {
-            after: After::Percentile {
-                sketch,
-                percentile,
-                min,
-            },
+            after: After::Percentile { percentile, min },
+            sketch,
         }
+    }
+
+    /// This hedge as a dynamic policy's `spec` sets it: `None` when it
+    /// turns hedging off. A percentile keeps the attribute's `min`, where
+    /// the attribute gave a percentile with one.
+    pub(crate) fn with_spec(self, spec: HedgeSpec) -> Option<Hedge> {
+        let after = match spec {
+            HedgeSpec::Off => return None,
+            HedgeSpec::After(after) => After::Fixed(after),
+            HedgeSpec::Percentile(percentile) => After::Percentile {
+                percentile,
+                min: match self.after {
+                    After::Percentile { min, .. } => min,
+                    After::Fixed(_) => None,
+                },
+            },
+        };
+        Some(Hedge { after, ..self })
     }
 
     /// How long an attempt runs, with none ended, before another starts;
@@ -92,14 +121,12 @@ impl Hedge {
     pub fn after(&self) -> Option<Duration> {
         match self.after {
             After::Fixed(after) => Some(after),
-            After::Percentile {
-                sketch,
-                percentile,
-                min,
-            } => match (sketch.percentile(percentile), min) {
-                (Some(after), Some(min)) => Some(after.max(min)),
-                (after, min) => after.or(min),
-            },
+            After::Percentile { percentile, min } => {
+                match (self.sketch.percentile(percentile), min) {
+                    (Some(after), Some(min)) => Some(after.max(min)),
+                    (after, min) => after.or(min),
+                }
+            }
         }
     }
 
@@ -108,7 +135,7 @@ impl Hedge {
     pub(crate) fn sketch(&self) -> Option<&'static LatencySketch> {
         match self.after {
             After::Fixed(_) => None,
-            After::Percentile { sketch, .. } => Some(sketch),
+            After::Percentile { .. } => Some(self.sketch),
         }
     }
 }

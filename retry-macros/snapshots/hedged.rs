@@ -15,6 +15,7 @@ async fn fetch(url: &str) -> std::io::Result<String> {
         &__RETRY_SITE,
         __retry_private::async_clock(),
     );
+    static __RETRY_LATENCIES: __retry_private::LatencySketch = __retry_private::LatencySketch::new();
     let __retry_make = || __retry_private::fallible_attempt::<
         std::io::Result<String>,
         _,
@@ -27,6 +28,7 @@ async fn fetch(url: &str) -> std::io::Result<String> {
             .begin_round(
                 __retry_round.as_mut(),
                 __retry_private::Hedge::new(
+                    &__RETRY_LATENCIES,
                     ::core::time::Duration::new(0u64, 50000000u32),
                 ),
                 &__retry_make,

@@ -89,7 +89,7 @@
 //! let __retry_make = || attempt::<Ret, _>(async { body });
 //! loop {
 //!     let mut __retry_round = pin!(Round::new(Slot::new(Slot::new(End))));
-//!     __retry_call.begin_round(__retry_round.as_mut(), Hedge::new(50ms), &__retry_make, timer, cut);
+//!     __retry_call.begin_round(__retry_round.as_mut(), Hedge::new(&__RETRY_LATENCIES, 50ms), &__retry_make, timer, cut);
 //!     let __retry_delay = loop {
 //!         match __retry_call.round_event(__retry_round.as_mut(), &__RETRY_POLICY, &__retry_make, timer, cut, ..).await {
 //!             RoundEvent::Hedged(_) | RoundEvent::Beside(..) => {}

@@ -22,9 +22,7 @@ use crate::breaker::RetryBreaker;
 use crate::class::{Class, Classification};
 use crate::clock::Clock;
 use crate::current::Frame;
-use crate::hedge::{
-    Ended, Finished, Hedge, HedgeFrame, HedgeSpec, LatencySketch, RoundEnded, Slots,
-};
+use crate::hedge::{Ended, Finished, Hedge, HedgeFrame, LatencySketch, RoundEnded, Slots};
 use crate::limited::{Admission, Limited};
 use crate::log::{self, HedgeEvent};
 use crate::outcome::Outcome;
@@ -62,13 +60,13 @@ impl<B: Backoff, C: Clock, S: FailureSlot> Call<'_, B, C, S> {
         self.frame.call_id.get_or_draw();
         let mut round = round.project();
         let first = self.frame.number;
-        let sketch = hedge.sketch();
-        // A dynamic policy may turn the hedges off, or set their delay.
+        // A dynamic policy may turn the hedges off, or set their delay or
+        // percentile; latencies are kept while a percentile reads them.
         let hedge = match self.policy.hedge {
             None => Some(hedge),
-            Some(HedgeSpec::Off) => None,
-            Some(HedgeSpec::After(after)) => Some(Hedge::new(after)),
+            Some(spec) => hedge.with_spec(spec),
         };
+        let sketch = hedge.and_then(|hedge| hedge.sketch());
         // Attempts are cut (by `attempt_timeout`, and by the deadline,
         // which bounds the whole round) only where a timeout can stand for
         // their outcome.

@@ -39,6 +39,8 @@ pub enum InvalidPolicy {
     Zero(&'static str),
     /// More than [`MAX_ATTEMPTS_WITHOUT_DEADLINE`] attempts and no deadline.
     TooManyAttemptsWithoutDeadline(u32),
+    /// A `hedge` percentile outside 50 to 99.
+    Percentile(u8),
 }
 
 impl fmt::Display for InvalidPolicy {
@@ -67,6 +69,10 @@ impl fmt::Display for InvalidPolicy {
                 f,
                 "max_attempts {attempts} without a deadline: more than {MAX_ATTEMPTS_WITHOUT_DEADLINE} attempts need one"
             ),
+            InvalidPolicy::Percentile(percentile) => write!(
+                f,
+                "the hedge percentile p{percentile} is outside p50 to p99"
+            ),
         }
     }
 }
@@ -83,6 +89,7 @@ impl InvalidPolicy {
             InvalidPolicy::JitterRatio(_) => 3,
             InvalidPolicy::Zero(_) => 4,
             InvalidPolicy::TooManyAttemptsWithoutDeadline(_) => 6,
+            InvalidPolicy::Percentile(_) => 7,
         }
     }
 }

@@ -69,8 +69,9 @@ pub struct DynamicPolicy {
     pub honor_retry_after: Option<bool>,
     /// The longest server delay honoured.
     pub max_retry_after: Option<Duration>,
-    /// Hedging, for a function whose attribute has `hedge`: off, or
-    /// another delay. Hedging cannot be turned on here: a function hedges
+    /// Hedging, for a function whose attribute has `hedge`: off, another
+    /// delay, or a percentile of its recent attempt latencies. Hedging
+    /// cannot be turned on here: a function hedges
     /// only when its attribute says so, which it cannot for an operation
     /// that must not run twice (`idempotent = false`).
     pub hedge: Option<HedgeSpec>,
@@ -136,9 +137,10 @@ impl DynamicPolicy {
         self
     }
 
-    /// Overrides a hedged function's `hedge`: off, or another delay. A
-    /// function without `hedge` does not hedge, and logs once that the
-    /// override is left out.
+    /// Overrides a hedged function's `hedge`: off, another delay, or a
+    /// percentile (`HedgeSpec::Percentile(95)`, `hedge = p95` in the text
+    /// form). A function without `hedge` does not hedge, and logs once
+    /// that the override is left out.
     pub const fn hedge(mut self, hedge: HedgeSpec) -> DynamicPolicy {
         self.hedge = Some(hedge);
         self
@@ -188,6 +190,11 @@ impl DynamicPolicy {
                 return Err(InvalidPolicy::JitterRatio(ratio));
             }
             policy = policy.jitter(jitter);
+        }
+        if let Some(HedgeSpec::Percentile(percentile)) = self.hedge
+            && !crate::hedge::PERCENTILES.contains(&percentile)
+        {
+            return Err(InvalidPolicy::Percentile(percentile));
         }
         for (value, what) in [
             (self.deadline, "deadline"),
@@ -321,6 +328,10 @@ mod tests {
             (
                 DynamicPolicy::new().max_retry_after(Duration::ZERO),
                 InvalidPolicy::Zero("max_retry_after"),
+            ),
+            (
+                DynamicPolicy::new().hedge(HedgeSpec::Percentile(100)),
+                InvalidPolicy::Percentile(100),
             ),
         ];
         for (dynamic, expected) in cases {

@@ -155,7 +155,10 @@ impl<T> Visitor<'_> for Words<T> {
         match self.field {
             "backoff" => write!(f, "a curve for `backoff`: {CURVES}"),
             "jitter" => write!(f, "a jitter for `jitter`: {JITTERS}"),
-            "hedge" => write!(f, "\"off\" or a duration for `hedge`, such as \"20ms\""),
+            "hedge" => write!(
+                f,
+                "\"off\", a duration or a percentile for `hedge`, such as \"20ms\" or \"p95\""
+            ),
             field => write!(
                 f,
                 "a duration for `{field}`, such as \"250ms\", \"30s\" or \"1m30s\""
@@ -270,6 +273,9 @@ impl Serialize for DynamicPolicy {
         }
         match self.hedge {
             Some(HedgeSpec::Off) => map.serialize_entry("hedge", "off")?,
+            Some(HedgeSpec::Percentile(percentile)) => {
+                map.serialize_entry("hedge", &format!("p{percentile}"))?;
+            }
             Some(HedgeSpec::After(after)) => {
                 map.serialize_entry("hedge", &Written(after).to_string())?;
             }

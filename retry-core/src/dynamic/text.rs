@@ -9,6 +9,7 @@ use core::time::Duration;
 
 use super::{BackoffSpec, DynamicPolicy, HedgeSpec, InvalidPolicy};
 use crate::backoff::{DEFAULT_BASE, DEFAULT_CAP, DEFAULT_FACTOR};
+use crate::hedge::PERCENTILES;
 use crate::jitter::Jitter;
 
 /// Why a policy written as text was not read: text that does not parse,
@@ -345,6 +346,17 @@ pub(crate) fn parse_jitter(text: &str) -> Result<Jitter, ParsePolicyError> {
 pub(crate) fn parse_hedge(text: &str) -> Result<HedgeSpec, ParsePolicyError> {
     match text {
         "off" => Ok(HedgeSpec::Off),
+        percentile if percentile.starts_with('p') => match percentile[1..].parse::<u8>() {
+            Ok(n)
+                if PERCENTILES.contains(&n)
+                    && percentile[1..].starts_with(|c: char| c.is_ascii_digit()) =>
+            {
+                Ok(HedgeSpec::Percentile(n))
+            }
+            _ => Err(syntax(format!(
+                "`{percentile}` is not a percentile for `hedge`: from `p50` to `p99`, such as `p95`"
+            ))),
+        },
         after => parse_duration(after).map(HedgeSpec::After),
     }
 }
@@ -517,6 +529,9 @@ impl fmt::Display for DynamicPolicy {
         match self.hedge {
             Some(HedgeSpec::Off) => setting(f, "hedge", &"off")?,
             Some(HedgeSpec::After(after)) => setting(f, "hedge", &Written(after))?,
+            Some(HedgeSpec::Percentile(percentile)) => {
+                setting(f, "hedge", &format_args!("p{percentile}"))?
+            }
             None => {}
         }
         Ok(())
@@ -630,6 +645,9 @@ mod tests {
         let off: DynamicPolicy = "hedge = off".parse().unwrap();
         assert_eq!(off.hedge, Some(HedgeSpec::Off));
         assert_eq!(off.to_string(), "hedge = off");
+        let p95: DynamicPolicy = "hedge = p95".parse().unwrap();
+        assert_eq!(p95.hedge, Some(HedgeSpec::Percentile(95)));
+        assert_eq!(p95.to_string(), "hedge = p95");
         assert_eq!("".parse::<DynamicPolicy>(), Ok(DynamicPolicy::new()));
         assert_eq!(DynamicPolicy::new().to_string(), "");
     }
@@ -642,6 +660,14 @@ mod tests {
             ("deadline", "`deadline` is not `setting = value`"),
             ("deadline = soon", "deadline: `soon` is not a duration"),
             ("hedge = soon", "hedge: `soon` is not a duration"),
+            (
+                "hedge = p49",
+                "hedge: `p49` is not a percentile for `hedge`: from `p50` to `p99`",
+            ),
+            ("hedge = p100", "hedge: `p100` is not a percentile"),
+            ("hedge = p+95", "hedge: `p+95` is not a percentile"),
+            ("hedge = p", "hedge: `p` is not a percentile"),
+            ("hedge = pé", "hedge: `pé` is not a percentile"),
             ("backoff = exp(factor = 0.5)", "the exponential factor 0.5"),
             (
                 "backoff = exp(base = 2s, max = 1s)",

@@ -29,11 +29,13 @@ impl Parts<'_> {
         let fallible = self.fallible(args);
         let in_flight = hedge.in_flight;
         // A percentile reads the latencies of the function's attempts,
-        // kept in a sketch of its own.
-        let (sketch, when) = match &hedge.after {
+        // kept in a sketch of its own, which a function with a fixed delay
+        // has too, for a dynamic policy that asks for a percentile.
+        let sketch = code!(static __RETRY_LATENCIES: #private::LatencySketch = #private::LatencySketch::new(););
+        let when = match &hedge.after {
             After::Fixed(after) => {
                 let after = after.tokens();
-                (code!(), code!(#private::Hedge::new(#after)))
+                code!(#private::Hedge::new(&__RETRY_LATENCIES, #after))
             }
             After::Percentile { percentile, min } => {
                 let min = match min {
@@ -43,10 +45,7 @@ impl Parts<'_> {
                     }
                     None => code!(::core::option::Option::None),
                 };
-                (
-                    code!(static __RETRY_LATENCIES: #private::LatencySketch = #private::LatencySketch::new();),
-                    code!(#private::Hedge::percentile(&__RETRY_LATENCIES, #percentile, #min)),
-                )
+                code!(#private::Hedge::percentile(&__RETRY_LATENCIES, #percentile, #min))
             }
         };
         // One slot for each attempt that may be in flight.

@@ -9,17 +9,16 @@ use crate::site::Site;
 /// The policy of one call under `policy = ...`: the dynamic policy over the
 /// static arguments, or those alone (with a WARN, once) when it is invalid.
 /// `cuts`: whether the function's attempts can be cut, which a dynamic
-/// `attempt_timeout` needs; `hedges`: whether the function hedges, which a
-/// dynamic `hedge` needs.
+/// `attempt_timeout` needs. A dynamic `hedge` applies to the function's
+/// own, where `base` has one.
 #[inline]
 pub fn dynamic_policy<T: PolicySource + ?Sized>(
     base: &Policy<AnyBackoff>,
     dynamic: &T,
     site: &Site,
     cuts: bool,
-    hedges: bool,
 ) -> Policy<AnyBackoff> {
-    dynamic.read(|policy| resolve(base, policy, site, cuts, hedges))
+    dynamic.read(|policy| resolve(base, policy, site, cuts))
 }
 
 /// What `policy = ...` evaluates to: a [`DynamicPolicy`], a
@@ -83,14 +82,13 @@ const HEDGE_LEFT_OUT: u32 = 9;
 /// the one logged). Where attempts cannot be cut (`cuts` is false: a sync
 /// function, or an error type that cannot stand for a timeout), a dynamic
 /// `attempt_timeout` is left out, with a WARN once, and the rest applies;
-/// so is a dynamic `hedge` where the function does not hedge (`hedges` is
-/// false): a dynamic policy never turns hedging on.
+/// so is a dynamic `hedge` where the function does not hedge (`base` has
+/// no hedge): a dynamic policy never turns hedging on.
 fn resolve(
     base: &Policy<AnyBackoff>,
     dynamic: &DynamicPolicy,
     site: &Site,
     cuts: bool,
-    hedges: bool,
 ) -> Policy<AnyBackoff> {
     match dynamic.apply(base) {
         Ok(mut policy) => {
@@ -106,17 +104,15 @@ fn resolve(
                 }
                 policy.attempt_timeout = base.attempt_timeout;
             }
-            if !hedges && dynamic.hedge.is_some() {
-                if site.first_time(HEDGE_LEFT_OUT) {
-                    tracing::warn!(
-                        target: "reattempt",
-                        function = site.name(),
-                        reason = "the function does not hedge: a dynamic policy can turn \
-                                  hedging off or change its delay, not turn it on",
-                        "dynamic hedge left out",
-                    );
-                }
-                policy.hedge = None;
+            // `apply` applied it to no hedge: say so, once.
+            if base.hedge.is_none() && dynamic.hedge.is_some() && site.first_time(HEDGE_LEFT_OUT) {
+                tracing::warn!(
+                    target: "reattempt",
+                    function = site.name(),
+                    reason = "the function does not hedge: a dynamic policy can turn \
+                              hedging off or change its delay, not turn it on",
+                    "dynamic hedge left out",
+                );
             }
             policy
         }

@@ -54,7 +54,7 @@ pub struct RoundEnded {
 
 /// When a call hedges: `after` an attempt started with none ended, another
 /// starts beside it, up to as many at once as its round has slots.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub struct Hedge {
     after: After,
     /// The function's recent attempt latencies, which a percentile reads:
@@ -72,6 +72,20 @@ enum After {
         percentile: u8,
         min: Option<Duration>,
     },
+}
+
+impl core::fmt::Debug for Hedge {
+    /// The delay or the percentile, not the sketch's counts.
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match self.after {
+            After::Fixed(after) => f.debug_tuple("Hedge").field(&after).finish(),
+            After::Percentile { percentile, min } => f
+                .debug_struct("Hedge")
+                .field("percentile", &percentile)
+                .field("min", &min)
+                .finish(),
+        }
+    }
 }
 
 impl Hedge {

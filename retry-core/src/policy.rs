@@ -7,7 +7,7 @@ use crate::backoff::Exponential;
 use crate::breaker::RetryBreaker;
 use crate::budget::RetryBudget;
 use crate::dead_letter::DeadLetter;
-use crate::hedge::HedgeSpec;
+use crate::hedge::Hedge;
 use crate::jitter::Jitter;
 use crate::limit::ConcurrencyLimit;
 use crate::site::Alert;
@@ -53,8 +53,10 @@ pub struct Policy<B = Exponential> {
     pub(crate) on_alert: Option<fn(&Alert)>,
     pub(crate) nested: Nested,
     pub(crate) idempotent: Idempotent,
-    /// What a dynamic policy does to a hedged function's hedges.
-    pub(crate) hedge: Option<HedgeSpec>,
+    /// When a hedged function's attempts get another beside them: its
+    /// own `hedge`, as a dynamic policy may have changed it; `None` for a
+    /// function that does not hedge, or whose hedging is off.
+    pub(crate) hedge: Option<Hedge>,
 }
 
 /// Whether an operation may take effect twice: `idempotent = ..`.
@@ -157,6 +159,14 @@ impl<B: core::fmt::Debug> core::fmt::Debug for Policy<B> {
 }
 
 impl<B> Policy<B> {
+    /// The function's `hedge`, which its expansion sets: without it a
+    /// hedged function's rounds make one attempt each.
+    #[doc(hidden)]
+    pub const fn hedge(mut self, hedge: Hedge) -> Policy<B> {
+        self.hedge = Some(hedge);
+        self
+    }
+
     /// Five attempts with the given backoff, no jitter, no deadline, server
     /// delays honoured up to a minute.
     pub const fn new(backoff: B) -> Policy<B> {

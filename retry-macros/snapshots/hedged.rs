@@ -6,16 +6,22 @@ async fn fetch(url: &str) -> std::io::Result<String> {
     static __RETRY_SITE: __retry_private::Site = __retry_private::Site::new(
         ::core::concat!(::core::module_path!(), "::fetch"),
     );
+    static __RETRY_LATENCIES: __retry_private::LatencySketch = __retry_private::LatencySketch::new();
     static __RETRY_POLICY: __retry_private::Policy<__retry_private::Exponential> = __retry_private::Policy::new(
             __retry_private::Exponential::DEFAULT,
         )
-        .max_attempts(3u32);
+        .max_attempts(3u32)
+        .hedge(
+            __retry_private::Hedge::new(
+                &__RETRY_LATENCIES,
+                ::core::time::Duration::new(0u64, 50000000u32),
+            ),
+        );
     let mut __retry_call = __retry_private::Call::new(
         (&__RETRY_POLICY),
         &__RETRY_SITE,
         __retry_private::async_clock(),
     );
-    static __RETRY_LATENCIES: __retry_private::LatencySketch = __retry_private::LatencySketch::new();
     let __retry_make = || __retry_private::fallible_attempt::<
         std::io::Result<String>,
         _,
@@ -27,10 +33,6 @@ async fn fetch(url: &str) -> std::io::Result<String> {
         __retry_call
             .begin_round(
                 __retry_round.as_mut(),
-                __retry_private::Hedge::new(
-                    &__RETRY_LATENCIES,
-                    ::core::time::Duration::new(0u64, 50000000u32),
-                ),
                 &__retry_make,
                 __retry_private::timer,
                 ::core::option::Option::None,

@@ -7,7 +7,7 @@ use quote::quote_spanned;
 use syn::Ident;
 use syn::spanned::Spanned;
 
-use crate::args::{Args, Backoff, Curve, Custom, Idempotent, Jitter, Max};
+use crate::args::{After, Args, Backoff, Curve, Custom, Hedge, Idempotent, Jitter, Max};
 use crate::duration::Dur;
 use crate::preset;
 use crate::shape::constant_parts;
@@ -110,6 +110,10 @@ pub(crate) fn built_policy(
             policy.extend(code!(.#method #argument));
         }
     }
+    if let Some(hedge) = &args.hedge {
+        let hedge = hedge_code(hedge, private);
+        policy.extend(code!(.hedge(#hedge)));
+    }
     if let Some(after) = args.alert_after {
         policy.extend(code!(.alert_after(#after)));
     }
@@ -141,7 +145,37 @@ pub(crate) fn built_policy(
         ),
         _ => (code!(let __retry_policy = &#policy;), code!(__retry_policy)),
     };
+    // A hedged function's latencies, which its hedge reads as a
+    // percentile, or may once a dynamic policy asks for one.
+    let policy = match &args.hedge {
+        Some(_) => code! {
+            static __RETRY_LATENCIES: #private::LatencySketch = #private::LatencySketch::new();
+            #policy
+        },
+        None => policy,
+    };
     (policy, policy_ref)
+}
+
+/// The function's `hedge` as the core's `Hedge`, over the latency sketch
+/// that [`built_policy`] makes beside the policy.
+fn hedge_code(hedge: &Hedge, private: &Ident) -> TokenStream {
+    match &hedge.after {
+        After::Fixed(after) => {
+            let after = after.tokens();
+            code!(#private::Hedge::new(&__RETRY_LATENCIES, #after))
+        }
+        After::Percentile { percentile, min } => {
+            let min = match min {
+                Some(min) => {
+                    let min = min.tokens();
+                    code!(::core::option::Option::Some(#min))
+                }
+                None => code!(::core::option::Option::None),
+            };
+            code!(#private::Hedge::percentile(&__RETRY_LATENCIES, #percentile, #min))
+        }
+    }
 }
 
 /// A `backoff` argument as code.

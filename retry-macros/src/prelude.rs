@@ -46,10 +46,9 @@ pub(crate) fn prelude(
             // borrow spanned at the expression, so that a value of the
             // wrong type is the error there.
             let borrowed = quote::quote_spanned!(dynamic.span()=> &(#dynamic));
-            let hedges = args.hedge.is_some();
             code! {
                 #policy
-                let __retry_policy = &#private::dynamic_policy(__retry_policy, #borrowed, &__RETRY_SITE, #cuts, #hedges);
+                let __retry_policy = &#private::dynamic_policy(__retry_policy, #borrowed, &__RETRY_SITE, #cuts);
             }
         }
         None => policy,

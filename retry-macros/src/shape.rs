@@ -76,8 +76,10 @@
 //! and the loop ends with `wait(&mut __retry_call, __retry_delay).await`
 //! or the user's `__retry_sleep(__retry_delay).await`.
 //!
-//! **`AsyncHedged`**: an async function with `hedge`. Its call state is
-//! built first, as `Async`'s. Each round of attempts is a `Round`,
+//! **`AsyncHedged`**: an async function with `hedge`, which its policy
+//! holds (`.hedge(Hedge::new(&__RETRY_LATENCIES, 50ms))`, over a latency
+//! sketch of the function's own). Its call state is built first, as
+//! `Async`'s. Each round of attempts is a `Round`,
 //! pinned in the loop: `begin_round` makes its first attempt with the
 //! closure `__retry_make`, and each await of `round_event` runs the
 //! attempts in flight (in a list of slots as long as `in_flight`, each in
@@ -89,7 +91,7 @@
 //! let __retry_make = || attempt::<Ret, _>(async { body });
 //! loop {
 //!     let mut __retry_round = pin!(Round::new(Slot::new(Slot::new(End))));
-//!     __retry_call.begin_round(__retry_round.as_mut(), Hedge::new(&__RETRY_LATENCIES, 50ms), &__retry_make, timer, cut);
+//!     __retry_call.begin_round(__retry_round.as_mut(), &__retry_make, timer, cut);
 //!     let __retry_delay = loop {
 //!         match __retry_call.round_event(__retry_round.as_mut(), &__RETRY_POLICY, &__retry_make, timer, cut, ..).await {
 //!             RoundEvent::Hedged(_) | RoundEvent::Beside(..) => {}
@@ -105,7 +107,7 @@
 
 use syn::Expr;
 
-use crate::args::{Args, Curve, Hooks, On};
+use crate::args::{After, Args, Curve, Hooks, On};
 
 /// Which loop a function gets; see the module's documentation.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -193,10 +195,17 @@ fn runs_only_the_body(args: &Args) -> bool {
 /// dynamic policy beside it, the function's policy is then a constant.
 pub fn constant_parts(args: &Args) -> bool {
     let literal_curve = Curve::of(args.backoff.as_ref()).is_ok_and(|curve| curve.is_literal());
+    let (hedge_after, hedge_min) = match args.hedge.as_ref().map(|hedge| &hedge.after) {
+        Some(After::Fixed(after)) => (Some(after), None),
+        Some(After::Percentile { min, .. }) => (None, min.as_ref()),
+        None => (None, None),
+    };
     let durations = [
         args.deadline.as_ref(),
         args.attempt_timeout.as_ref().map(|(_, d)| d),
         args.max_retry_after.as_ref(),
+        hedge_after,
+        hedge_min,
     ];
     let shared = [
         args.budget.as_ref(),

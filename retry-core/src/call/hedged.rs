@@ -22,7 +22,7 @@ use crate::breaker::RetryBreaker;
 use crate::class::{Class, Classification};
 use crate::clock::Clock;
 use crate::current::Frame;
-use crate::hedge::{Ended, Finished, Hedge, HedgeFrame, LatencySketch, RoundEnded, Slots};
+use crate::hedge::{Ended, Finished, HedgeFrame, LatencySketch, RoundEnded, Slots};
 use crate::limited::{Admission, Limited};
 use crate::log::{self, HedgeEvent};
 use crate::outcome::Outcome;
@@ -44,7 +44,6 @@ impl<B: Backoff, C: Clock, S: FailureSlot> Call<'_, B, C, S> {
     pub fn begin_round<L, F, M, T, W, R>(
         &mut self,
         round: Pin<&mut Round<L, W>>,
-        hedge: Hedge,
         make: M,
         timer: T,
         cut: Option<fn(AttemptTimeout) -> R>,
@@ -60,12 +59,9 @@ impl<B: Backoff, C: Clock, S: FailureSlot> Call<'_, B, C, S> {
         self.frame.call_id.get_or_draw();
         let mut round = round.project();
         let first = self.frame.number;
-        // A dynamic policy may turn the hedges off, or set their delay or
-        // percentile; latencies are kept while a percentile reads them.
-        let hedge = match self.policy.hedge {
-            None => Some(hedge),
-            Some(spec) => hedge.with_spec(spec),
-        };
+        // The function's hedge, as a dynamic policy may have set it;
+        // latencies are kept while a percentile reads them.
+        let hedge = self.policy.hedge;
         let sketch = hedge.and_then(|hedge| hedge.sketch());
         // Attempts are cut (by `attempt_timeout`, and by the deadline,
         // which bounds the whole round) only where a timeout can stand for

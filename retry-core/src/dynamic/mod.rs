@@ -226,8 +226,8 @@ impl DynamicPolicy {
         if let Some(max) = self.max_retry_after {
             policy = policy.max_retry_after(max);
         }
-        if let Some(hedge) = self.hedge {
-            policy.hedge = Some(hedge);
+        if let Some(spec) = self.hedge {
+            policy.hedge = base.hedge.and_then(|hedge| hedge.with_spec(spec));
         }
         // Without a deadline, a limit must be one a call runs through in
         // reasonable time. A function with no limit at all wrote so itself

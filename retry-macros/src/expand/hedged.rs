@@ -8,7 +8,7 @@ use syn::spanned::Spanned;
 
 use super::Parts;
 use super::judge::Source;
-use crate::args::{After, Args, Hedge};
+use crate::args::{Args, Hedge};
 use crate::spanned::{own_sleep_awaited, private_call};
 
 impl Parts<'_> {
@@ -28,26 +28,6 @@ impl Parts<'_> {
         let judge = self.judge_from(args, Source::Attempts);
         let fallible = self.fallible(args);
         let in_flight = hedge.in_flight;
-        // A percentile reads the latencies of the function's attempts,
-        // kept in a sketch of its own, which a function with a fixed delay
-        // has too, for a dynamic policy that asks for a percentile.
-        let sketch = code!(static __RETRY_LATENCIES: #private::LatencySketch = #private::LatencySketch::new(););
-        let when = match &hedge.after {
-            After::Fixed(after) => {
-                let after = after.tokens();
-                code!(#private::Hedge::new(&__RETRY_LATENCIES, #after))
-            }
-            After::Percentile { percentile, min } => {
-                let min = match min {
-                    Some(min) => {
-                        let min = min.tokens();
-                        code!(::core::option::Option::Some(#min))
-                    }
-                    None => code!(::core::option::Option::None),
-                };
-                code!(#private::Hedge::percentile(&__RETRY_LATENCIES, #percentile, #min))
-            }
-        };
         // One slot for each attempt that may be in flight.
         let mut slots = code!(#private::End);
         for _ in 0..in_flight {
@@ -102,11 +82,10 @@ impl Parts<'_> {
         );
         code! {
             #refusal
-            #sketch
             let __retry_make = || #future;
             loop {
                 let mut __retry_round = ::core::pin::pin!(#private::Round::new(#slots));
-                __retry_call.begin_round(__retry_round.as_mut(), #when, &__retry_make, #timer, #cut);
+                __retry_call.begin_round(__retry_round.as_mut(), &__retry_make, #timer, #cut);
                 #before
                 let __retry_delay = loop {
                     match __retry_call.#round_event(

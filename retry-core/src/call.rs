@@ -48,21 +48,78 @@ mod run;
 mod wait;
 
 pub use failures::{Boxed, FailureState, Inline, Slot};
-pub use first::run_sync;
+pub use first::{Waits, run_sync};
 pub use instead::NoDeadline;
-pub use round::{Round, RoundEvent};
+pub use round::{Attempts, Round, RoundEvent};
 
 /// The names and values of the arguments in `fields(..)`, for records.
 pub type FieldVisitor<'v> = &'v mut dyn FnMut(&'static str, &dyn fmt::Debug);
 
 /// No `fields(..)`: records carry no arguments.
 #[inline]
-pub fn no_fields(_: FieldVisitor<'_>) {}
+pub(crate) fn no_fields(_: FieldVisitor<'_>) {}
 
 /// No `fields(..)`: log events go in no extra span.
 #[inline]
-pub fn no_span() -> Span {
+pub(crate) fn no_span() -> Span {
     Span::none()
+}
+
+/// The arguments a function names in `fields(..)`, as its call's log
+/// events and dead-letter records see them: closures that borrow them,
+/// which copy as the references they hold.
+pub trait Fields: Copy {
+    /// The span the call's log events go in.
+    fn span(&self) -> Span;
+    /// Shows `visit` each argument's name and value, for records.
+    fn visit(&self, visit: FieldVisitor<'_>);
+}
+
+/// No `fields(..)`: log events go in no extra span, records carry no
+/// arguments.
+#[derive(Clone, Copy, Debug)]
+pub struct NoFields;
+
+impl Fields for NoFields {
+    #[inline]
+    fn span(&self) -> Span {
+        Span::none()
+    }
+
+    #[inline]
+    fn visit(&self, _: FieldVisitor<'_>) {}
+}
+
+/// `fields(..)`: a closure that makes the span of its arguments, and one
+/// that shows them to a visitor.
+#[derive(Clone, Copy, Debug)]
+pub struct Named<S, V> {
+    span: S,
+    visit: V,
+}
+
+impl<S: Fn() -> Span, V: Fn(FieldVisitor<'_>)> Named<S, V> {
+    /// The arguments' span and their visitor.
+    #[inline]
+    pub fn new(span: S, visit: V) -> Named<S, V> {
+        Named { span, visit }
+    }
+}
+
+impl<S, V> Fields for Named<S, V>
+where
+    S: Fn() -> Span + Copy,
+    V: Fn(FieldVisitor<'_>) + Copy,
+{
+    #[inline]
+    fn span(&self) -> Span {
+        (self.span)()
+    }
+
+    #[inline]
+    fn visit(&self, visit: FieldVisitor<'_>) {
+        (self.visit)(visit)
+    }
 }
 
 /// What to do after an attempt.
@@ -306,33 +363,33 @@ impl<'p, B: Backoff, C: Clock, S: Slot> Call<'p, B, C, S> {
     /// that gives the classification of a value that is a failure, as an
     /// HTTP response with an error status or a value `if_result` rejects,
     /// else `None`; or [`NoFailure`](crate::read_outcome::NoFailure) when no value is),
-    /// `span`, the span the call's log events go in, and `fields`, which
-    /// shows a visitor the arguments named in `fields(..)` for records. Each
-    /// is called only on the path that needs it.
+    /// and [`Fields`], the span the call's log events go in and the
+    /// arguments named in `fields(..)` for records. Each is called only on
+    /// the path that needs it.
     ///
     /// `policy` is the call's own policy again, as [`scope`](Self::scope)
     /// takes it.
     #[inline]
-    #[allow(clippy::too_many_arguments)]
-    pub fn decide<R, F, D, V, L, A>(
+    pub fn decide<R, F, D, V>(
         &mut self,
         policy: &Policy<B>,
         outcome: &R,
         classify: F,
         describe: D,
         judge_value: V,
-        span: L,
-        fields: A,
+        fields: impl Fields,
     ) -> Decision
     where
         R: Outcome + ?Sized,
         F: Fn(&R::Error) -> Classification,
         D: Fn(&R::Error, &mut fmt::Formatter<'_>) -> fmt::Result,
         V: JudgeValue<R::Value>,
-        L: Fn() -> Span,
-        A: Fn(FieldVisitor<'_>),
     {
         debug_assert!(core::ptr::eq(policy, self.policy), "the call's own policy");
+        // Copies: over no `fields(..)`, closures of no size, which a
+        // success hands on without a store.
+        let span = move || fields.span();
+        let fields = move |visit: FieldVisitor<'_>| fields.visit(visit);
         match outcome.split() {
             Ok(value) => match judge_value.judge(value) {
                 Some(class) => self.failed(class, &FailedValue(class), &span, &fields, false),
@@ -357,12 +414,7 @@ impl<'p, B: Backoff, C: Clock, S: Slot> Call<'p, B, C, S> {
     /// `breaker_open`.
     #[cold]
     #[inline(never)]
-    pub fn refused<R, L, A>(&mut self, span: L, fields: A) -> R
-    where
-        R: FromBreakerOpen,
-        L: Fn() -> Span,
-        A: Fn(FieldVisitor<'_>),
-    {
+    pub fn refused<R: FromBreakerOpen>(&mut self, fields: impl Fields) -> R {
         self.frame.number = 0;
         // The call counted as a first attempt as it started; none went out.
         if let Some(budget) = self.policy.budget {
@@ -375,7 +427,14 @@ impl<'p, B: Backoff, C: Clock, S: Slot> Call<'p, B, C, S> {
         // What `on_give_up` reads as the call's last failure.
         self.failures().last_class = Some(class);
         let open = BreakerOpen::new();
-        self.give_up(GiveUp::Breaker, class, &open, elapsed, &span, &fields);
+        self.give_up(
+            GiveUp::Breaker,
+            class,
+            &open,
+            elapsed,
+            &|| fields.span(),
+            &|visit: FieldVisitor<'_>| fields.visit(visit),
+        );
         R::from_breaker_open(open)
     }
 
@@ -594,8 +653,7 @@ mod tests {
                 |_| Classification::transient(),
                 |e, f| f.write_str(e),
                 NoFailure,
-                Span::none,
-                |_| {},
+                NoFields,
             )
         };
         assert_eq!(
@@ -632,8 +690,7 @@ mod tests {
             |_| class,
             describe,
             NoFailure,
-            Span::none,
-            |_| {},
+            NoFields,
         )
     }
 
@@ -651,8 +708,7 @@ mod tests {
             |_| unreachable!(),
             |_, _| Ok(()),
             NoFailure,
-            Span::none,
-            |_| {},
+            NoFields,
         );
         assert_eq!(decision, Decision::Return);
         assert_eq!(call.attempt(), 1);

@@ -16,8 +16,8 @@ pub use crate::backoff::{
     DEFAULT_BASE, DEFAULT_CAP, DEFAULT_FACTOR, Exponential, Fibonacci, Fixed, Linear, NoBackoff,
 };
 pub use crate::call::instead::NoLast;
-pub use crate::call::{Call, Decision, FieldVisitor, NoDeadline, no_fields, no_span, run_sync};
-pub use crate::call::{Round, RoundEvent};
+pub use crate::call::{Attempts, Round, RoundEvent};
+pub use crate::call::{Call, Decision, FieldVisitor, Named, NoDeadline, NoFields, Waits, run_sync};
 pub use crate::call_policy::{PolicySource, dynamic_policy};
 pub use crate::class::Classification;
 pub use crate::classify::{Classified, ClassifiedValue, Classify, IntoClassification};

@@ -34,8 +34,7 @@ async fn fetch(url: &str) -> std::io::Result<String> {
                         .__retry_describer(),
                     __retry_private::ValueProbe::<std::io::Result<String>>::new()
                         .__retry_judge(),
-                    __retry_private::no_span,
-                    __retry_private::no_fields,
+                    __retry_private::NoFields,
                 )
             {
                 __retry_private::Decision::Retry(__retry_delay) => __retry_delay,

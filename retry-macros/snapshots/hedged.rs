@@ -26,32 +26,27 @@ async fn fetch(url: &str) -> std::io::Result<String> {
         std::io::Result<String>,
         _,
     >(async { get(url).await });
+    let __retry_attempts = __retry_private::Attempts::new(
+        &__retry_make,
+        __retry_private::timer,
+        ::core::option::Option::None,
+    );
     loop {
         let mut __retry_round = ::core::pin::pin!(
             __retry_private::Round::new(__retry_private::Slot::new(__retry_private::Slot::new(__retry_private::End)))
         );
-        __retry_call
-            .begin_round(
-                __retry_round.as_mut(),
-                &__retry_make,
-                __retry_private::timer,
-                ::core::option::Option::None,
-            );
+        __retry_call.begin_round(__retry_round.as_mut(), &__retry_attempts);
         let __retry_delay = loop {
             match __retry_call
                 .round_event(
                     __retry_round.as_mut(),
-                    (&__RETRY_POLICY),
-                    &__retry_make,
-                    __retry_private::timer,
-                    ::core::option::Option::None,
+                    &__retry_attempts,
                     __retry_private::classify_by_type,
                     __retry_private::ErrorProbe::<std::io::Result<String>>::new()
                         .__retry_describer(),
                     __retry_private::ValueProbe::<std::io::Result<String>>::new()
                         .__retry_judge(),
-                    __retry_private::no_span,
-                    __retry_private::no_fields,
+                    __retry_private::NoFields,
                 )
                 .await
             {

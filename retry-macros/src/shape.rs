@@ -89,11 +89,12 @@
 //! ```text
 //! let mut __retry_call = Call::new(&__RETRY_POLICY, &__RETRY_SITE, async_clock());
 //! let __retry_make = || attempt::<Ret, _>(async { body });
+//! let __retry_attempts = Attempts::new(&__retry_make, timer, cut);
 //! loop {
 //!     let mut __retry_round = pin!(Round::new(Slot::new(Slot::new(End))));
-//!     __retry_call.begin_round(__retry_round.as_mut(), &__retry_make, timer, cut);
+//!     __retry_call.begin_round(__retry_round.as_mut(), &__retry_attempts);
 //!     let __retry_delay = loop {
-//!         match __retry_call.round_event(__retry_round.as_mut(), &__RETRY_POLICY, &__retry_make, timer, cut, ..).await {
+//!         match __retry_call.round_event(__retry_round.as_mut(), &__retry_attempts, ..).await {
 //!             RoundEvent::Hedged(_) | RoundEvent::Beside(..) => {}
 //!             RoundEvent::Ended(__retry_out, __retry_decision, _) => break match __retry_decision {
 //!                 Decision::Retry(delay) => delay,

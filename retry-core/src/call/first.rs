@@ -34,6 +34,24 @@ struct Started {
     at: Option<SystemReading>,
 }
 
+/// How a sync call waits between attempts: `sleep`, its sleeper, and
+/// `late`, which makes the outcome of an attempt that a wait ran past the
+/// deadline kept from starting ([`Late`]): `NoDeadline` for a policy
+/// without one.
+#[derive(Debug)]
+pub struct Waits<S, L> {
+    sleep: S,
+    late: L,
+}
+
+impl<S: Fn(Duration), L> Waits<S, L> {
+    /// Waits on `sleep`, with `late` for a wait that ran past the deadline.
+    #[inline]
+    pub fn new(sleep: S, late: L) -> Waits<S, L> {
+        Waits { sleep, late }
+    }
+}
+
 /// A sync call whose loop holds nothing of the user's: its first attempt
 /// inline, as [`Call::new_inline`] and [`Call::scope`] would make it, then,
 /// when it failed, the rest of the call out of line (`rest_sync`). A
@@ -48,14 +66,11 @@ struct Started {
 /// hand-over are one function with one way out to the rest, so that each
 /// function compiles no `Result` of them to match.
 ///
-/// `late` makes the outcome of an attempt that a wait ran past the
-/// deadline kept from starting ([`Late`]): `NoDeadline` for a policy
-/// without one.
+/// `waits` says how the call waits between attempts ([`Waits`]).
 ///
 /// Only for a policy without a concurrency limit, whose permit only a call
 /// holds: the expansion calls this for no other.
 #[inline]
-#[allow(clippy::too_many_arguments)]
 pub fn run_sync<B, R, A, V, D, S, L>(
     policy: &'static Policy<B>,
     site: &'static Site,
@@ -63,8 +78,7 @@ pub fn run_sync<B, R, A, V, D, S, L>(
     judge_value: V,
     classify: &dyn Fn(&R::Error) -> Classification,
     describe: D,
-    sleep: S,
-    late: L,
+    waits: Waits<S, L>,
 ) -> R
 where
     B: Backoff,
@@ -75,6 +89,7 @@ where
     S: Fn(Duration),
     L: Late<R>,
 {
+    let Waits { sleep, late } = waits;
     debug_assert!(
         policy.limit.is_none(),
         "a first attempt without a call holds no permit"

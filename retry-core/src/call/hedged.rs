@@ -13,10 +13,10 @@ use tracing::{Level, Span};
 use super::decide::describe_failure;
 use super::failures::Slot as FailureSlot;
 use super::round::{
-    Beside, Happened, Hedging, Round, RoundEnd, RoundEvent, RoundState, UnrunHedge, arm, cut_short,
-    timed_out,
+    Attempts, Beside, Happened, Hedging, Round, RoundEnd, RoundEvent, RoundState, UnrunHedge, arm,
+    cut_short, timed_out,
 };
-use super::{Call, FieldVisitor};
+use super::{Call, FieldVisitor, Fields};
 use crate::backoff::Backoff;
 use crate::breaker::RetryBreaker;
 use crate::class::{Class, Classification};
@@ -26,27 +26,22 @@ use crate::hedge::{Ended, Finished, HedgeFrame, LatencySketch, RoundEnded, Slots
 use crate::limited::{Admission, Limited};
 use crate::log::{self, HedgeEvent};
 use crate::outcome::Outcome;
-use crate::policy::Policy;
 use crate::read_outcome::JudgeValue;
 use crate::scoped::Scoped;
 use crate::spans;
-use crate::timeout::AttemptTimeout;
 
 impl<B: Backoff, C: Clock, S: FailureSlot> Call<'_, B, C, S> {
-    /// Begins `round`: makes its first attempt with `make` and sets the
-    /// timers of its next hedge and of the deadline (on `timer`, the
-    /// function's sleeper). The attempt runs from the first
-    /// [`round_event`](Self::round_event); `cut` makes the outcome of an
-    /// attempt a timer cuts, where the outcome type can be a timeout. A
+    /// Begins `round`: makes its first attempt with `attempts` and sets the
+    /// timers of its next hedge and of the deadline (on the function's
+    /// sleeper). The attempt runs from the first
+    /// [`round_event`](Self::round_event). A
     /// retry that was pending stays so until the attempt starts (after
     /// the `before` hook, and its permit of the limit): a call dropped
     /// before then gives its token back, as an unhedged one does.
     pub fn begin_round<L, F, M, T, W, R>(
         &mut self,
         round: Pin<&mut Round<L, W>>,
-        make: M,
-        timer: T,
-        cut: Option<fn(AttemptTimeout) -> R>,
+        attempts: &Attempts<M, T, R>,
     ) where
         F: Future<Output = R>,
         M: Fn() -> F,
@@ -54,6 +49,8 @@ impl<B: Backoff, C: Clock, S: FailureSlot> Call<'_, B, C, S> {
         T: Fn(Duration) -> W,
         W: Future<Output = ()>,
     {
+        let Attempts { make, timer, cut } = attempts;
+        let cut = *cut;
         // Every attempt of the round shares the call's id, so it is drawn
         // before the first is copied.
         self.frame.call_id.get_or_draw();
@@ -102,19 +99,14 @@ impl<B: Backoff, C: Clock, S: FailureSlot> Call<'_, B, C, S> {
     /// returns. A failure that may pass, while another attempt is in
     /// flight, is logged and the round goes on; the last such failure ends
     /// it. Every attempt counts against `max`.
-    #[allow(clippy::too_many_arguments)]
-    pub async fn round_event<L, F, M, T, W, R, K, D, V, SP, A>(
+    pub async fn round_event<L, F, M, T, W, R, K, D, V>(
         &mut self,
         round: Pin<&mut Round<L, W>>,
-        policy: &Policy<B>,
-        make: M,
-        timer: T,
-        cut: Option<fn(AttemptTimeout) -> R>,
+        attempts: &Attempts<M, T, R>,
         classify: K,
         describe: D,
         judge_value: V,
-        span: SP,
-        fields: A,
+        fields: impl Fields,
     ) -> RoundEvent<R>
     where
         R: Outcome,
@@ -126,10 +118,14 @@ impl<B: Backoff, C: Clock, S: FailureSlot> Call<'_, B, C, S> {
         K: Fn(&R::Error) -> Classification,
         D: Fn(&R::Error, &mut fmt::Formatter<'_>) -> fmt::Result,
         V: JudgeValue<R::Value>,
-        SP: Fn() -> Span,
-        A: Fn(FieldVisitor<'_>),
     {
-        debug_assert!(core::ptr::eq(policy, self.policy), "the call's own policy");
+        let Attempts { make, timer, cut } = attempts;
+        let cut = *cut;
+        let policy = self.policy;
+        // Copies: over no `fields(..)`, closures of no size, which a
+        // success hands on without a store.
+        let span = move || fields.span();
+        let fields = move |visit: FieldVisitor<'_>| fields.visit(visit);
         let mut round = round.project();
         let state = &mut *round.state;
         let first = state.first;

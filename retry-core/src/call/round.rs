@@ -2,6 +2,7 @@
 //! its timers and where it stands ([`Round`]), and what it tells the loop
 //! ([`RoundEvent`]).
 
+use core::future::Future;
 use core::pin::Pin;
 use core::time::Duration;
 
@@ -82,6 +83,32 @@ impl Drop for UnrunHedge {
         if let Some(budget) = self.budget {
             budget.refund();
         }
+    }
+}
+
+/// How a hedged function makes and times its attempts, bound once for the
+/// call: `make` makes an attempt, `timer` (the function's sleeper) times
+/// its hedges and the deadline, and `cut` makes the outcome of an attempt
+/// a timer cuts, where the outcome type can be a timeout.
+#[derive(Debug)]
+pub struct Attempts<M, T, R> {
+    pub(super) make: M,
+    pub(super) timer: T,
+    pub(super) cut: Option<fn(AttemptTimeout) -> R>,
+}
+
+impl<M, T, R> Attempts<M, T, R> {
+    /// The function's attempts, made by `make`, timed by `timer`, cut into
+    /// outcomes by `cut`.
+    #[inline]
+    pub fn new<F, W>(make: M, timer: T, cut: Option<fn(AttemptTimeout) -> R>) -> Attempts<M, T, R>
+    where
+        M: Fn() -> F,
+        F: Future<Output = R>,
+        T: Fn(Duration) -> W,
+        W: Future<Output = ()>,
+    {
+        Attempts { make, timer, cut }
     }
 }
 

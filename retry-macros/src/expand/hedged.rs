@@ -20,10 +20,7 @@ impl Parts<'_> {
         future: TokenStream,
     ) -> TokenStream {
         let Parts {
-            private,
-            outcome,
-            policy,
-            ..
+            private, outcome, ..
         } = self;
         let judge = self.judge_from(args, Source::Attempts);
         let fallible = self.fallible(args);
@@ -83,17 +80,15 @@ impl Parts<'_> {
         code! {
             #refusal
             let __retry_make = || #future;
+            let __retry_attempts = #private::Attempts::new(&__retry_make, #timer, #cut);
             loop {
                 let mut __retry_round = ::core::pin::pin!(#private::Round::new(#slots));
-                __retry_call.begin_round(__retry_round.as_mut(), &__retry_make, #timer, #cut);
+                __retry_call.begin_round(__retry_round.as_mut(), &__retry_attempts);
                 #before
                 let __retry_delay = loop {
                     match __retry_call.#round_event(
                         __retry_round.as_mut(),
-                        #policy,
-                        &__retry_make,
-                        #timer,
-                        #cut,
+                        &__retry_attempts,
                         #judge
                     ).await {
                         #private::RoundEvent::Hedged(#hedged_seen) => {

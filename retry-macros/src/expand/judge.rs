@@ -33,13 +33,12 @@ impl Parts<'_> {
     pub(super) fn judge_from(&self, args: &Args, source: Source) -> TokenStream {
         let classify = &self.classify;
         let judge_value = self.judge_value(args, source);
-        let (span, fields) = self.span_and_fields(args);
+        let fields = self.fields(args);
         let describe = self.describe();
         code! {
             #classify,
             #describe,
             #judge_value,
-            #span,
             #fields
         }
     }
@@ -95,9 +94,9 @@ impl Parts<'_> {
         }
     }
 
-    /// The span the call's events go in, and the visitor of the arguments
-    /// named in `fields(..)`.
-    pub(super) fn span_and_fields(&self, args: &Args) -> (TokenStream, TokenStream) {
+    /// The arguments named in `fields(..)`: the span the call's events go
+    /// in, and their visitor, for records.
+    pub(super) fn fields(&self, args: &Args) -> TokenStream {
         let private = self.private;
         match &args.fields {
             Some(fields) => {
@@ -108,20 +107,18 @@ impl Parts<'_> {
                     .iter()
                     .map(|field| Ident::new("__retry_field", field.span()))
                     .collect();
-                (
-                    code! {
+                code! {
+                    #private::Named::new(
                         || {
                             #private::tracing::error_span!(target: "reattempt", "retry", #(#fields = ?#private::FieldOf::new(&#fields).#probes()),*)
-                        }
-                    },
-                    code! {
+                        },
                         |__retry_visit: #private::FieldVisitor<'_>| {
                             #(__retry_visit(#names, &#private::FieldOf::new(&#fields).#probes());)*
-                        }
-                    },
-                )
+                        },
+                    )
+                }
             }
-            None => (code!(#private::no_span), code!(#private::no_fields)),
+            None => code!(#private::NoFields),
         }
     }
 }

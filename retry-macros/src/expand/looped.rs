@@ -157,12 +157,12 @@ impl Parts<'_> {
     pub(super) fn refusal(&self, args: &Args, on_give_up: &TokenStream) -> Option<TokenStream> {
         let outcome = &self.outcome;
         args.breaker.as_ref().filter(|b| b.classic).map(|_| {
-            let (span, fields) = self.span_and_fields(args);
+            let fields = self.fields(args);
             let refused = Ident::new("refused", self.return_span);
-            let ret = self.ret.as_ref().map(|ret| code!(::<#ret, _, _>));
+            let ret = self.ret.as_ref().map(|ret| code!(::<#ret>));
             code! {
                 if __retry_call.refuses() {
-                    let #outcome = __retry_call.#refused #ret(#span, #fields);
+                    let #outcome = __retry_call.#refused #ret(#fields);
                     #on_give_up
                     return #outcome;
                 }
@@ -214,8 +214,7 @@ impl Parts<'_> {
                 #judge_value,
                 &#classify,
                 #describe,
-                #sleep,
-                #late,
+                #private::Waits::new(#sleep, #late),
             );
             #fallible
             #outcome

@@ -47,7 +47,8 @@ mod round;
 mod run;
 mod wait;
 
-pub use failures::{Boxed, FailureState, Inline, Slot};
+pub use failures::FailureState;
+use failures::Failures;
 pub use first::{Waits, run_sync};
 pub use instead::NoDeadline;
 pub use round::{Attempts, Round, RoundEvent};
@@ -137,7 +138,7 @@ pub enum Decision {
 /// One call of a retried function: its attempt count, its clock and its
 /// jitter state.
 #[derive(Debug)]
-pub struct Call<'p, B, C: Clock, S = Boxed> {
+pub struct Call<'p, B, C: Clock> {
     policy: &'p Policy<B>,
     /// The function's site, the attempt in progress (or about to start)
     /// and the call's id: what `attempt()` reads while an attempt runs.
@@ -165,7 +166,7 @@ pub struct Call<'p, B, C: Clock, S = Boxed> {
     spans: ManuallyDrop<Option<Box<Spans>>>,
     /// Created at the first failure (or the first hook), so that a call that
     /// succeeds at once initialises none of it.
-    failures: S,
+    failures: Failures,
 }
 
 /// Where a call stands with its caller.
@@ -186,26 +187,12 @@ enum End {
 /// The code of a value that `if_result` rejected.
 pub(crate) const REJECTED: &str = "if_result";
 
-impl<'p, B: Backoff, C: Clock> Call<'p, B, C, Boxed> {
+impl<'p, B: Backoff, C: Clock> Call<'p, B, C> {
     /// A call about to make its first attempt, which boxes its failure
     /// state at the first failure. The clock is read now only when the
     /// call's time will be seen ([`timed_from_start`]).
     #[inline]
-    pub fn new(policy: &'p Policy<B>, site: &'static Site, clock: C) -> Call<'p, B, C, Boxed> {
-        Call::start(policy, site, clock)
-    }
-}
-
-impl<'p, B: Backoff, C: Clock> Call<'p, B, C, Inline> {
-    /// A call about to make its first attempt, which keeps its failure
-    /// state in itself: no allocation when an attempt fails, at the cost of
-    /// a larger call (as fits one on the stack of a sync function).
-    #[inline]
-    pub fn new_inline(
-        policy: &'p Policy<B>,
-        site: &'static Site,
-        clock: C,
-    ) -> Call<'p, B, C, Inline> {
+    pub fn new(policy: &'p Policy<B>, site: &'static Site, clock: C) -> Call<'p, B, C> {
         Call::start(policy, site, clock)
     }
 }
@@ -247,7 +234,7 @@ fn timed_from_start<B>(policy: &Policy<B>, watched: bool) -> bool {
 
 /// Whether the call's last failure, kept in `failures`, had an HTTP
 /// outcome, so that the next attempt is a resend.
-fn after_http<S: Slot>(failures: &S) -> bool {
+fn after_http(failures: &Failures) -> bool {
     failures
         .peek()
         .and_then(|f| f.last_class)
@@ -266,9 +253,9 @@ fn success_seen<B>(policy: &Policy<B>, site: &'static Site) {
     }
 }
 
-impl<'p, B: Backoff, C: Clock, S: Slot> Call<'p, B, C, S> {
+impl<'p, B: Backoff, C: Clock> Call<'p, B, C> {
     #[inline]
-    fn start(policy: &'p Policy<B>, site: &'static Site, clock: C) -> Call<'p, B, C, S> {
+    fn start(policy: &'p Policy<B>, site: &'static Site, clock: C) -> Call<'p, B, C> {
         let watched = spans::may_start();
         let started = starts(policy, site, &clock, watched);
         let spans = if watched {
@@ -289,7 +276,7 @@ impl<'p, B: Backoff, C: Clock, S: Slot> Call<'p, B, C, S> {
         clock: C,
         started: Option<C::Reading>,
         spans: Option<Box<Spans>>,
-    ) -> Call<'p, B, C, S> {
+    ) -> Call<'p, B, C> {
         if let Some(spans) = &spans
             && policy.idempotent == Idempotent::Key
         {
@@ -305,7 +292,7 @@ impl<'p, B: Backoff, C: Clock, S: Slot> Call<'p, B, C, S> {
             retry_pending: AtomicU8::new(NO_RETRY),
             hedged_to: 0,
             spans: ManuallyDrop::new(spans),
-            failures: S::default(),
+            failures: Failures::default(),
         }
     }
 
@@ -333,7 +320,7 @@ impl<'p, B: Backoff, C: Clock, S: Slot> Call<'p, B, C, S> {
 
     /// A call whose jitter draws from `rng` instead of a generator seeded
     /// from entropy: the delays of a seeded call are reproducible.
-    pub fn with_rng(mut self, rng: Rng) -> Call<'p, B, C, S> {
+    pub fn with_rng(mut self, rng: Rng) -> Call<'p, B, C> {
         self.failures().rng = Some(rng);
         self
     }
@@ -587,9 +574,9 @@ impl<'p, B: Backoff, C: Clock, S: Slot> Call<'p, B, C, S> {
     }
 }
 
-impl<B, C: Clock, S> current::sealed::Sealed for Call<'_, B, C, S> {}
+impl<B, C: Clock> current::sealed::Sealed for Call<'_, B, C> {}
 
-impl<B, C: Clock, S> HasFrame for Call<'_, B, C, S> {
+impl<B, C: Clock> HasFrame for Call<'_, B, C> {
     #[inline]
     fn starts(&self) -> (&Frame, Option<&Span>) {
         self.attempt_starts();

@@ -305,11 +305,10 @@ impl<S: Future<Output = ()>> SleepFuture for S {}
 /// The default sleep of async functions: tokio's timer, kept by the call.
 #[cfg(feature = "tokio")]
 #[inline]
-pub fn wait<'c, B, C, S>(call: &'c mut Call<'_, B, C, S>, delay: Duration) -> crate::wait::Wait<'c>
+pub fn wait<'c, B, C>(call: &'c mut Call<'_, B, C>, delay: Duration) -> crate::wait::Wait<'c>
 where
     B: crate::backoff::Backoff,
     C: crate::clock::Clock,
-    S: crate::call::Slot,
 {
     call.wait(delay)
 }

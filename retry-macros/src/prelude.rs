@@ -91,12 +91,11 @@ pub(crate) fn call_state(
     // Each whole: parts made apart would each be a stream to join.
     let mut call = match shape {
         Shape::SyncEarly => return code!(),
-        // Boxed: the failure state would make the function's future larger.
         Shape::Async(_) | Shape::AsyncHedged => {
             code!(let mut __retry_call = #private::Call::new(#policy, &__RETRY_SITE, #private::async_clock());)
         }
         Shape::SyncLoop => {
-            code!(let mut __retry_call = #private::Call::new_inline(#policy, &__RETRY_SITE, #private::SystemClock);)
+            code!(let mut __retry_call = #private::Call::new(#policy, &__RETRY_SITE, #private::SystemClock);)
         }
     };
     // Hooks see the time since the call started.

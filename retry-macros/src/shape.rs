@@ -27,13 +27,14 @@
 //! __retry_out
 //! ```
 //!
-//! **`SyncLoop`**: any other sync function. Its call state, failure state
-//! inline, is built first; the body runs in the call's scope (where
+//! **`SyncLoop`**: any other sync function. Its call state is built
+//! first (its failure state, as every call's, boxed at the first failure
+//! from the thread's spare); the body runs in the call's scope (where
 //! `reattempt::attempt()` sees it) and the loop sleeps on the thread or in
 //! the user's `sleep`, and calls the hooks.
 //!
 //! ```text
-//! let mut __retry_call = Call::new_inline(&__RETRY_POLICY, &__RETRY_SITE, SystemClock);
+//! let mut __retry_call = Call::new(&__RETRY_POLICY, &__RETRY_SITE, SystemClock);
 //! loop {
 //!     __retry_call.begin_attempt();
 //!     let __retry_delay = {

@@ -11,7 +11,7 @@ use tracing::Span;
 
 use super::failures::Held;
 use super::phase::{RAN, timeout_class};
-use super::{Call, Decision, End, FieldVisitor, REJECTED, Slot, success_seen};
+use super::{Call, Decision, End, FieldVisitor, REJECTED, success_seen};
 use crate::backoff::Backoff;
 use crate::class::{Applied, Class, Classification};
 use crate::clock::Clock;
@@ -24,7 +24,7 @@ use crate::log;
 use crate::outcome::Outcome;
 use crate::policy::{Idempotent, Nested, Policy};
 
-impl<B: Backoff, C: Clock, S: Slot> Call<'_, B, C, S> {
+impl<B: Backoff, C: Clock> Call<'_, B, C> {
     /// The decision after an attempt that returned an error. Out of line
     /// and shared by every function with the same backoff and error type,
     /// which only calls it: what each function makes of its own is its
@@ -200,7 +200,7 @@ where
     }
 }
 
-impl<B: Backoff, C: Clock, S: Slot> Call<'_, B, C, S> {
+impl<B: Backoff, C: Clock> Call<'_, B, C> {
     /// The delay before the next attempt and where it came from, or why
     /// there is none.
     pub(super) fn next_delay(

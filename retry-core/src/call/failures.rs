@@ -25,7 +25,7 @@ use crate::log;
 use crate::policy::Idempotent;
 use crate::testing;
 
-impl<B: Backoff, C: Clock, S: Slot> Call<'_, B, C, S> {
+impl<B: Backoff, C: Clock> Call<'_, B, C> {
     /// What a call that succeeded after retries records: its statistics and
     /// its log. Out of line, for the functions that decide inline; its time
     /// through a `Duration`, which every clock gives.
@@ -278,70 +278,29 @@ impl<B: Backoff, C: Clock, S: Slot> Call<'_, B, C, S> {
     }
 }
 
-/// Where a call keeps the state that only failures need.
-pub trait Slot: Default {
+/// Where a call keeps the state that only failures need: boxed at the
+/// first failure, so that a call that succeeds at once makes none of it
+/// and an async function's future does not hold it. The box is taken from
+/// the thread's spare when there is one, and given back to it when the
+/// call ends, so that retries in steady state allocate nothing.
+#[derive(Debug, Default)]
+pub(crate) struct Failures(Option<Box<FailureState>>);
+
+impl Failures {
     /// The state, made at the first use.
-    #[doc(hidden)]
-    fn state(&mut self) -> &mut FailureState;
-    /// The state, if made.
-    #[doc(hidden)]
-    fn peek(&self) -> Option<&FailureState>;
-}
-
-/// The failure state in the call itself: for sync functions, whose call
-/// lives on the stack.
-#[derive(Debug, Default)]
-pub struct Inline(Option<FailureState>);
-
-impl Slot for Inline {
     #[inline]
-    fn state(&mut self) -> &mut FailureState {
-        self.0.get_or_insert_with(FailureState::default)
-    }
-
-    #[inline]
-    fn peek(&self) -> Option<&FailureState> {
-        self.0.as_ref()
-    }
-}
-
-/// The failure state made with the call: for the rest of a sync call
-/// whose first attempt failed, which needs it at once. Made in place.
-#[derive(Debug, Default)]
-pub(crate) struct Made(FailureState);
-
-impl Slot for Made {
-    #[inline]
-    fn state(&mut self) -> &mut FailureState {
-        &mut self.0
-    }
-
-    #[inline]
-    fn peek(&self) -> Option<&FailureState> {
-        Some(&self.0)
-    }
-}
-
-/// The failure state boxed at the first failure: for async functions, whose
-/// future it would otherwise make larger by its size. The box is taken
-/// from the thread's spare when there is one, and given back to it when
-/// the call ends, so that retries in steady state allocate nothing.
-#[derive(Debug, Default)]
-pub struct Boxed(Option<Box<FailureState>>);
-
-impl Slot for Boxed {
-    #[inline]
-    fn state(&mut self) -> &mut FailureState {
+    pub(crate) fn state(&mut self) -> &mut FailureState {
         self.0.get_or_insert_with(take_spare)
     }
 
+    /// The state, if made.
     #[inline]
-    fn peek(&self) -> Option<&FailureState> {
+    pub(crate) fn peek(&self) -> Option<&FailureState> {
         self.0.as_deref()
     }
 }
 
-impl Drop for Boxed {
+impl Drop for Failures {
     /// Out of line only when there is a state: a success drops nothing.
     #[inline]
     fn drop(&mut self) {

@@ -11,7 +11,6 @@ use core::sync::atomic::Ordering;
 use core::time::Duration;
 
 use super::decide::FailedValue;
-use super::failures::{self, Inline, Made};
 use super::instead::{Late, Within};
 use super::phase::{NEVER_RAN, RAN, timeout_class};
 use super::{Call, Decision, no_fields, no_span, starts, success_seen};
@@ -53,7 +52,7 @@ impl<S: Fn(Duration), L> Waits<S, L> {
 }
 
 /// A sync call whose loop holds nothing of the user's: its first attempt
-/// inline, as [`Call::new_inline`] and [`Call::scope`] would make it, then,
+/// inline, as [`Call::new`] and [`Call::scope`] would make it, then,
 /// when it failed, the rest of the call out of line (`rest_sync`). A
 /// success is counted and returned. When a subscriber may want spans, no
 /// attempt runs here: the whole call is `rest_sync`'s, so that what spans
@@ -347,17 +346,17 @@ fn rest_of_call<B: Backoff, W: Within>(
     let attempts = &mut *unwinding.0;
     match started {
         Some(Started { frame, at }) => {
-            let mut call: Call<'_, B, SystemClock, Made> =
+            let mut call: Call<'_, B, SystemClock> =
                 Call::at_attempt_one(policy, frame.moved(), SystemClock, *at, None);
-            decide_and_retry::<B, _, W>(policy, &mut call, attempts, sleep);
+            decide_and_retry::<B, W>(policy, &mut call, attempts, sleep);
         }
         None => {
-            let mut call: Call<'_, B, SystemClock, Inline> = Call::start(policy, site, SystemClock);
+            let mut call: Call<'_, B, SystemClock> = Call::start(policy, site, SystemClock);
             call.begin_attempt();
             call.scope(policy, || {
                 attempts.ask(Ask::Run);
             });
-            decide_and_retry::<B, _, W>(policy, &mut call, attempts, sleep);
+            decide_and_retry::<B, W>(policy, &mut call, attempts, sleep);
         }
     }
     // Returned: the caller takes the last outcome.
@@ -371,8 +370,8 @@ fn rest_of_call<B: Backoff, W: Within>(
 /// ([`Ask::Late`]). Whether it gave up. Out of line, for the calls with a
 /// deadline only.
 #[inline(never)]
-fn waited_past_the_deadline<B: Backoff, S: failures::Slot>(
-    call: &mut Call<'_, B, SystemClock, S>,
+fn waited_past_the_deadline<B: Backoff>(
+    call: &mut Call<'_, B, SystemClock>,
     attempts: &mut dyn Attempts,
     sleep: &dyn Fn(Duration),
     delay: Duration,
@@ -416,9 +415,9 @@ impl Drop for ClearOnUnwind<'_> {
 /// one is returned. The call is borrowed, not moved: moved into the loop,
 /// the whole call state would be copied.
 #[inline]
-fn decide_and_retry<B: Backoff, S: failures::Slot, W: Within>(
+fn decide_and_retry<B: Backoff, W: Within>(
     policy: &Policy<B>,
-    call: &mut Call<'_, B, SystemClock, S>,
+    call: &mut Call<'_, B, SystemClock>,
     attempts: &mut dyn Attempts,
     sleep: &dyn Fn(Duration),
 ) {

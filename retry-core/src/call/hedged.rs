@@ -11,7 +11,6 @@ use core::time::Duration;
 use tracing::{Level, Span};
 
 use super::decide::describe_failure;
-use super::failures::Slot as FailureSlot;
 use super::round::{
     Attempts, Beside, Happened, Hedging, Round, RoundEnd, RoundEvent, RoundState, UnrunHedge, arm,
     cut_short, timed_out,
@@ -30,7 +29,7 @@ use crate::read_outcome::JudgeValue;
 use crate::scoped::Scoped;
 use crate::spans;
 
-impl<B: Backoff, C: Clock, S: FailureSlot> Call<'_, B, C, S> {
+impl<B: Backoff, C: Clock> Call<'_, B, C> {
     /// Begins `round`: makes its first attempt with `attempts` and sets the
     /// timers of its next hedge and of the deadline (on the function's
     /// sleeper). The attempt runs from the first

@@ -16,7 +16,7 @@ pub(super) const AFTER_TRANSIENT: u8 = 1;
 /// A retry after a rate-limited failure is pending.
 pub(super) const AFTER_RATE_LIMITED: u8 = 2;
 
-impl<B, C: Clock, S> Drop for Call<'_, B, C, S> {
+impl<B, C: Clock> Drop for Call<'_, B, C> {
     #[inline]
     fn drop(&mut self) {
         // Taken first: were `cancelled` to unwind (a metrics recorder
@@ -38,7 +38,7 @@ fn drop_spans(spans: Box<crate::spans::Spans>) {
     drop(spans);
 }
 
-impl<B, C: Clock, S> Call<'_, B, C, S> {
+impl<B, C: Clock> Call<'_, B, C> {
     /// The call was dropped before its outcome was returned: the token of
     /// a retry that never ran goes back.
     #[cold]

@@ -10,7 +10,6 @@ use core::sync::atomic::Ordering;
 use core::task::Poll;
 use core::time::Duration;
 
-use super::failures::Slot;
 use super::instead::Instead;
 use super::{Call, NEVER_RAN, NO_RETRY};
 use crate::backoff::Backoff;
@@ -21,7 +20,7 @@ use crate::limited::Limited;
 use crate::policy::Policy;
 use crate::scoped::Scoped;
 
-impl<B: Backoff, C: Clock, S: Slot> Call<'_, B, C, S> {
+impl<B: Backoff, C: Clock> Call<'_, B, C> {
     /// Runs a sync attempt where [`attempt()`](crate::attempt()) sees it,
     /// holding a permit of the policy's concurrency limit while it runs.
     ///

@@ -15,7 +15,6 @@ use core::task::{Context, Poll};
 use core::time::Duration;
 
 use super::Call;
-use super::failures::{Boxed, Slot};
 use crate::backoff::Backoff;
 use crate::clock::{Clock, saturating_nanos};
 use crate::current;
@@ -28,15 +27,15 @@ use crate::scoped::Scoped;
 /// during the wait, the retry never started: its budget token goes back);
 /// then it runs the attempt's future as [`Scoped`] runs one.
 #[cfg(feature = "tokio")]
-pub type Next<'c, 'p, B, C, F> = Scoped<&'c mut Call<'p, B, C, Boxed>, F>;
+pub type Next<'c, 'p, B, C, F> = Scoped<&'c mut Call<'p, B, C>, F>;
 
-impl<B, C: Clock> current::sealed::Sealed for &mut Call<'_, B, C, Boxed> {}
+impl<B, C: Clock> current::sealed::Sealed for &mut Call<'_, B, C> {}
 
-impl<'p, B: Backoff, C: Clock> CallRef for &mut Call<'p, B, C, Boxed> {
-    type Call = Call<'p, B, C, Boxed>;
+impl<'p, B: Backoff, C: Clock> CallRef for &mut Call<'p, B, C> {
+    type Call = Call<'p, B, C>;
 
     #[inline]
-    fn call(&self) -> &Call<'p, B, C, Boxed> {
+    fn call(&self) -> &Call<'p, B, C> {
         self
     }
 
@@ -50,7 +49,7 @@ impl<'p, B: Backoff, C: Clock> CallRef for &mut Call<'p, B, C, Boxed> {
     }
 }
 
-impl<'p, B: Backoff, C: Clock> Call<'p, B, C, Boxed> {
+impl<'p, B: Backoff, C: Clock> Call<'p, B, C> {
     /// The next attempt: the first, or the one a retry decided, which
     /// waits out the delay [`wait_next`](Self::wait_next) set before it
     /// runs, then opens its span.
@@ -86,7 +85,7 @@ impl<'p, B: Backoff, C: Clock> Call<'p, B, C, Boxed> {
     }
 }
 
-impl<B: Backoff, C: Clock, S: Slot> Call<'_, B, C, S> {
+impl<B: Backoff, C: Clock> Call<'_, B, C> {
     /// Reads the clock now, if the call has not: for a call with hooks,
     /// which see the time since the call started, called as the call is
     /// built.
@@ -141,7 +140,7 @@ impl<B: Backoff, C: Clock, S: Slot> Call<'_, B, C, S> {
     }
 }
 
-impl<B: Backoff, C: Clock, S: Slot> Call<'_, B, C, S> {
+impl<B: Backoff, C: Clock> Call<'_, B, C> {
     /// Waits `delay` on the default timer (tokio's, or outside any tokio
     /// runtime one that a thread of this crate's own ends): the default
     /// sleep of async functions.

@@ -49,7 +49,7 @@ mod wait;
 
 pub use failures::FailureState;
 use failures::Failures;
-pub use first::{Waits, run_sync};
+pub use first::{THREAD_WAITS, Waits, run_sync};
 pub use instead::NoDeadline;
 pub use round::{Attempts, Round, RoundEvent};
 

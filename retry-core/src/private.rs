@@ -17,7 +17,9 @@ pub use crate::backoff::{
 };
 pub use crate::call::instead::NoLast;
 pub use crate::call::{Attempts, Round, RoundEvent};
-pub use crate::call::{Call, Decision, FieldVisitor, Named, NoDeadline, NoFields, Waits, run_sync};
+pub use crate::call::{
+    Call, Decision, FieldVisitor, Named, NoDeadline, NoFields, THREAD_WAITS, Waits, run_sync,
+};
 pub use crate::call_policy::{PolicySource, dynamic_policy};
 pub use crate::class::Classification;
 pub use crate::classify::{Classified, ClassifiedValue, Classify, IntoClassification};

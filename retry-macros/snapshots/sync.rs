@@ -19,10 +19,7 @@ fn fetch(url: &str) -> std::io::Result<String> {
         &__retry_private::classify_by_type,
         __retry_private::ErrorProbe::<std::io::Result<String>>::new()
             .__retry_describer(),
-        __retry_private::Waits::new(
-            __retry_private::thread_sleep,
-            __retry_private::NoDeadline,
-        ),
+        __retry_private::THREAD_WAITS,
     );
     __retry_private::assert_fallible(&__retry_out);
     __retry_out

@@ -11,12 +11,12 @@ use core::sync::atomic::Ordering;
 use core::time::Duration;
 
 use super::decide::FailedValue;
-use super::instead::{Late, Within};
+use super::instead::{Late, NoDeadline, Within};
 use super::phase::{NEVER_RAN, RAN, timeout_class};
 use super::{Call, Decision, no_fields, no_span, starts, success_seen};
 use crate::backoff::Backoff;
 use crate::class::Classification;
-use crate::clock::{Clock, SystemClock, SystemReading};
+use crate::clock::{Clock, SystemClock, SystemReading, thread_sleep};
 use crate::current::Frame;
 use crate::export;
 use crate::outcome::Outcome;
@@ -50,6 +50,14 @@ impl<S: Fn(Duration), L> Waits<S, L> {
         Waits { sleep, late }
     }
 }
+
+/// The waits of most sync functions: on the thread, with no deadline. A
+/// constant, so that a function names it rather than calls
+/// [`Waits::new`], which rustc checks again in each.
+pub const THREAD_WAITS: Waits<fn(Duration), NoDeadline> = Waits {
+    sleep: thread_sleep,
+    late: NoDeadline,
+};
 
 /// A sync call whose loop holds nothing of the user's: its first attempt
 /// inline, as [`Call::new`] and [`Call::scope`] would make it, then,

@@ -188,20 +188,32 @@ impl Parts<'_> {
         // `&dyn Fn` is checked again in each function. The classifier is
         // one, so that an error type without a classification is reported
         // once, at the type.
-        let sleep = match &args.sleep {
-            // A closure of its own, which returns nothing whatever the
-            // sleeper does: one that returns something is reported once,
-            // by `sync_sleeper`, not again by the loop's bound.
-            Some(_) => code!(&|__retry_d| {
-                __retry_sleep(__retry_d);
-            }),
-            None => code!(#private::thread_sleep),
-        };
-        // What stands for an attempt that a wait ran past the deadline:
-        // probed only where there is a deadline.
+        // How the rest of the call waits: on the thread without a deadline
+        // for most functions, named as the core's constant.
         let late = match (&args.deadline, self.ret) {
-            (Some(_), Some(ret)) => code!(#private::Probe::<#ret>::new().__retry_from_timeout()),
-            _ => code!(#private::NoDeadline),
+            // What stands for an attempt that a wait ran past the deadline:
+            // probed only where there is a deadline.
+            (Some(_), Some(ret)) => {
+                Some(code!(#private::Probe::<#ret>::new().__retry_from_timeout()))
+            }
+            _ => None,
+        };
+        let waits = match (&args.sleep, late) {
+            (None, None) => code!(#private::THREAD_WAITS),
+            (sleep, late) => {
+                let sleep = match sleep {
+                    // A closure of its own, which returns nothing whatever
+                    // the sleeper does: one that returns something is
+                    // reported once, by `sync_sleeper`, not again by the
+                    // loop's bound.
+                    Some(_) => code!(&|__retry_d| {
+                        __retry_sleep(__retry_d);
+                    }),
+                    None => code!(#private::thread_sleep),
+                };
+                let late = late.unwrap_or_else(|| code!(#private::NoDeadline));
+                code!(#private::Waits::new(#sleep, #late))
+            }
         };
         // The body's closure is bound first, so that the outcome's type is
         // known when the closures that read it pick their methods.
@@ -214,7 +226,7 @@ impl Parts<'_> {
                 #judge_value,
                 &#classify,
                 #describe,
-                #private::Waits::new(#sleep, #late),
+                #waits,
             );
             #fallible
             #outcome

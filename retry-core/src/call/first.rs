@@ -43,7 +43,7 @@ pub struct Waits<S, L> {
     late: L,
 }
 
-impl<S: Fn(Duration), L> Waits<S, L> {
+impl<S: Sleeper, L> Waits<S, L> {
     /// Waits on `sleep`, with `late` for a wait that ran past the deadline.
     #[inline]
     pub fn new(sleep: S, late: L) -> Waits<S, L> {
@@ -52,12 +52,38 @@ impl<S: Fn(Duration), L> Waits<S, L> {
 }
 
 /// The waits of most sync functions: on the thread, with no deadline. A
-/// constant, so that a function names it rather than calls
-/// [`Waits::new`], which rustc checks again in each.
-pub const THREAD_WAITS: Waits<fn(Duration), NoDeadline> = Waits {
-    sleep: thread_sleep,
+/// constant of no size, so that a function names it rather than calls
+/// [`Waits::new`], which rustc checks again in each, and hands on
+/// nothing.
+pub const THREAD_WAITS: Waits<ThreadSleep, NoDeadline> = Waits {
+    sleep: ThreadSleep,
     late: NoDeadline,
 };
+
+/// What a sync call sleeps with: a function of the delay (`sleep = ..`),
+/// or [`ThreadSleep`].
+pub trait Sleeper {
+    /// Sleeps `delay`.
+    fn sleep(&self, delay: Duration);
+}
+
+impl<F: Fn(Duration)> Sleeper for F {
+    #[inline]
+    fn sleep(&self, delay: Duration) {
+        self(delay);
+    }
+}
+
+/// The thread's own sleep, as a type of no size.
+#[derive(Clone, Copy, Debug)]
+pub struct ThreadSleep;
+
+impl Sleeper for ThreadSleep {
+    #[inline]
+    fn sleep(&self, delay: Duration) {
+        thread_sleep(delay);
+    }
+}
 
 /// A sync call whose loop holds nothing of the user's: its first attempt
 /// inline, as [`Call::new`] and [`Call::scope`] would make it, then,
@@ -93,7 +119,7 @@ where
     A: FnMut() -> R,
     V: JudgeValue<R::Value>,
     D: Fn(&R::Error, &mut fmt::Formatter<'_>) -> fmt::Result,
-    S: Fn(Duration),
+    S: Sleeper,
     L: Late<R>,
 {
     let Waits { sleep, late } = waits;
@@ -134,7 +160,7 @@ where
         judge_value: judged,
         late,
     };
-    rest_sync(policy, site, last, started, &sleep)
+    rest_sync(policy, site, last, started, &|delay| sleep.sleep(delay))
 }
 
 /// Whether an attempt's outcome is a success: a value `judge_value` does

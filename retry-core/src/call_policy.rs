@@ -129,3 +129,36 @@ fn resolve(
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dynamic::InvalidPolicy;
+    use core::time::Duration;
+
+    #[test]
+    fn each_warning_said_once_has_a_kind_of_its_own() {
+        // A kind shared by two warnings would let the first said silence
+        // the other for the function's life.
+        let mut kinds = vec![
+            InvalidPolicy::ZeroAttempts.kind(),
+            InvalidPolicy::Factor(0.5).kind(),
+            InvalidPolicy::CapBelowBase {
+                base: Duration::from_secs(2),
+                max: Duration::from_secs(1),
+            }
+            .kind(),
+            InvalidPolicy::JitterRatio(2.0).kind(),
+            InvalidPolicy::Zero("deadline").kind(),
+            InvalidPolicy::TooManyAttemptsWithoutDeadline(5_000).kind(),
+            InvalidPolicy::Percentile(100).kind(),
+            TIMEOUT_LEFT_OUT,
+            HEDGE_LEFT_OUT,
+            crate::log::RETRYING_FOR_EVER,
+        ];
+        let said = kinds.len();
+        kinds.sort_unstable();
+        kinds.dedup();
+        assert_eq!(kinds.len(), said, "{kinds:?}");
+    }
+}

@@ -87,7 +87,7 @@ pub(crate) fn wanted(level: Level) -> bool {
 
 /// The kind under which [`retrying_for_ever`] is logged once per function,
 /// after those of an invalid dynamic policy.
-const RETRYING_FOR_EVER: u32 = 8;
+pub(crate) const RETRYING_FOR_EVER: u32 = 8;
 
 /// A call of a function with `max = forever` retries: said once per
 /// function, the first time, so that a call that may never end is seen.

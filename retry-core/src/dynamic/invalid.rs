@@ -89,7 +89,7 @@ impl InvalidPolicy {
             InvalidPolicy::JitterRatio(_) => 3,
             InvalidPolicy::Zero(_) => 4,
             InvalidPolicy::TooManyAttemptsWithoutDeadline(_) => 6,
-            InvalidPolicy::Percentile(_) => 7,
+            InvalidPolicy::Percentile(_) => 5,
         }
     }
 }

@@ -149,7 +149,8 @@ fn a_failing_sync_call_never_allocates_however_many_retries() {
     for retries in [1, 2, 4] {
         let (n, out) = allocations(|| fails(&Cell::new(0), retries));
         assert_eq!(out.unwrap(), retries + 1);
-        // The failure state lives in the call, on the stack.
+        // The failure state comes from the thread's spare, which the
+        // first call above left.
         assert_eq!(n, 0, "{retries} retries");
     }
 }

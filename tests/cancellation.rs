@@ -232,8 +232,7 @@ static ONE_AT_A_TIME: ConcurrencyLimit = ConcurrencyLimit::new(1);
 static BOUNDED_LIMITED_TOKENS: RetryBudget = RetryBudget::new(1.0, 0, Duration::from_secs(600));
 static ONE_AT_A_TIME_BOUNDED: ConcurrencyLimit = ConcurrencyLimit::new(1);
 
-/// Nothing of the user's in the loop: the call is built at the first
-/// failure.
+/// Nothing of the user's in the loop, waiting in its own sleeper.
 #[retry(max = 3, backoff = fixed(1ms), sleep = one_poll, budget = LAZY_TOKENS)]
 async fn lazy() -> io::Result<u32> {
     third_time_lucky().await
@@ -241,8 +240,7 @@ async fn lazy() -> io::Result<u32> {
 
 static TRACED_TOKENS: RetryBudget = RetryBudget::new(1.0, 0, Duration::from_secs(600));
 
-/// As `lazy`, run under a subscriber: the call is built as it starts, with
-/// its spans.
+/// As `lazy`, run under a subscriber: the call has its spans.
 #[retry(max = 3, backoff = fixed(1ms), sleep = one_poll, budget = TRACED_TOKENS)]
 async fn traced() -> io::Result<u32> {
     third_time_lucky().await
@@ -264,9 +262,27 @@ async fn traced_on_the_timer() -> io::Result<u32> {
     third_time_lucky().await
 }
 
-/// A hook: the call is built as it starts.
+/// A hook, waiting in the loop on its own sleeper.
 #[retry(max = 3, backoff = fixed(1ms), sleep = one_poll, budget = HOOKED_TOKENS, on_retry = noted)]
 async fn hooked() -> io::Result<u32> {
+    third_time_lucky().await
+}
+
+static HOOKED_TIMER_TOKENS: RetryBudget = RetryBudget::new(1.0, 0, Duration::from_secs(600));
+
+/// Hooks after the attempt and `fields(..)` on tokio's timer: each attempt
+/// after the first waits out its delay before it runs, the hooks having
+/// run before the wait.
+#[retry(
+    max = 3,
+    backoff = fixed(1ms),
+    budget = HOOKED_TIMER_TOKENS,
+    on_retry = noted,
+    after = noted,
+    fields(tag)
+)]
+async fn hooked_on_the_timer(tag: u32) -> io::Result<u32> {
+    let _ = tag;
     third_time_lucky().await
 }
 
@@ -451,6 +467,16 @@ fn a_traced_call_waiting_on_the_timer_dropped_after_any_poll_is_counted_once_and
             Some(&TRACED_TIMER_TOKENS),
         );
     });
+}
+
+#[test]
+fn a_call_with_hooks_waiting_on_the_timer_dropped_after_any_poll_is_counted_once_and_keeps_nothing()
+{
+    cut_after_every_poll_on_tokio(
+        "hooked_on_the_timer",
+        || hooked_on_the_timer(7),
+        Some(&HOOKED_TIMER_TOKENS),
+    );
 }
 
 #[test]

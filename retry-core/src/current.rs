@@ -368,8 +368,8 @@ pub(crate) fn outer() -> Option<&'static str> {
     with_current(|frame| frame.site.name())
 }
 
-/// What gives the frame of the attempt in progress: the call. Only the
-/// calls of this crate ([`Call`](crate::call::Call)) have one.
+/// What gives the frame of the attempt in progress: the call, or a hedged
+/// attempt's own frame. Only this crate's types have one.
 pub trait HasFrame: sealed::Sealed {
     /// Called as an attempt starts running, on every poll of it: the
     /// frame [`attempt()`] reads while it runs, and its span if the call

@@ -116,7 +116,7 @@ use crate::args::{After, Args, Curve, Hooks, On};
 pub enum Shape {
     /// A sync first attempt before any call state, the rest in the core.
     SyncEarly,
-    /// A sync loop around an inline call state.
+    /// A sync loop around a call state built first.
     SyncLoop,
     /// An async loop around a call state built first, waiting where
     /// [`Wait`] says.

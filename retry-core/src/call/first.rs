@@ -160,7 +160,7 @@ where
         judge_value: judged,
         late,
     };
-    rest_sync(policy, site, last, started, &|delay| sleep.sleep(delay))
+    rest_sync(policy, site, last, started, &sleep)
 }
 
 /// Whether an attempt's outcome is a success: a value `judge_value` does
@@ -213,7 +213,7 @@ fn rest_sync<B: Backoff, R: Outcome, L: Late<R>>(
     site: &'static Site,
     mut last: LastAttempt<'_, R, L>,
     started: Option<Started>,
-    sleep: &dyn Fn(Duration),
+    sleep: &dyn Sleeper,
 ) -> R {
     // How the call started is read where the first attempt left it: only
     // the call state copies its frame.
@@ -365,16 +365,16 @@ impl fmt::Display for Describe<'_> {
 }
 
 /// The rest of a sync call. Without `started` no attempt has run: the
-/// call starts here, with its spans, and keeps its failure state in itself
-/// until a failure makes it; after a first attempt that failed, the state
-/// is made with the call.
+/// call starts here, with its spans; after a first attempt that failed,
+/// the call is built from that attempt's frame. Either boxes its failure
+/// state from the thread's spare at its first failure, as every call does.
 #[inline(never)]
 fn rest_of_call<B: Backoff, W: Within>(
     policy: &Policy<B>,
     site: &'static Site,
     started: Option<&Started>,
     attempts: &mut dyn Attempts,
-    sleep: &dyn Fn(Duration),
+    sleep: &dyn Sleeper,
 ) {
     let unwinding = ClearOnUnwind(attempts);
     let attempts = &mut *unwinding.0;
@@ -407,10 +407,10 @@ fn rest_of_call<B: Backoff, W: Within>(
 fn waited_past_the_deadline<B: Backoff>(
     call: &mut Call<'_, B, SystemClock>,
     attempts: &mut dyn Attempts,
-    sleep: &dyn Fn(Duration),
+    sleep: &dyn Sleeper,
     delay: Duration,
 ) -> bool {
-    sleep(delay);
+    sleep.sleep(delay);
     if call.deadline_left().is_none_or(|left| !left.is_zero()) {
         attempts.ask(Ask::Clear);
         return false;
@@ -453,7 +453,7 @@ fn decide_and_retry<B: Backoff, W: Within>(
     policy: &Policy<B>,
     call: &mut Call<'_, B, SystemClock>,
     attempts: &mut dyn Attempts,
-    sleep: &dyn Fn(Duration),
+    sleep: &dyn Sleeper,
 ) {
     loop {
         // In the attempt's frame, as `Call::error_class` classifies: the
@@ -492,7 +492,7 @@ fn decide_and_retry<B: Backoff, W: Within>(
         // on each retry's path.
         if !W::DEADLINE {
             attempts.ask(Ask::Clear);
-            sleep(delay);
+            sleep.sleep(delay);
         } else if waited_past_the_deadline(call, attempts, sleep, delay) {
             return;
         }

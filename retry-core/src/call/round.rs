@@ -44,7 +44,8 @@ pub(super) struct RoundState {
     /// The hedges' delay, as the call's policy leaves it: `None` when
     /// a dynamic policy turned them off.
     pub(super) hedge: Option<Hedge>,
-    /// Where the attempts' latencies go, under `hedge(after = pNN)`.
+    /// Where the attempts' latencies go, while the hedge in force is a
+    /// percentile (the attribute's, or a dynamic policy's).
     pub(super) sketch: Option<&'static LatencySketch>,
     /// Each attempt's `attempt_timeout`, where a timeout can stand for
     /// its outcome.

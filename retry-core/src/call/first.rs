@@ -35,7 +35,7 @@ struct Started {
 
 /// How a sync call waits between attempts: `sleep`, its sleeper, and
 /// `late`, which makes the outcome of an attempt that a wait ran past the
-/// deadline kept from starting ([`Late`]): `NoDeadline` for a policy
+/// deadline kept from starting (a `Late`): `NoDeadline` for a policy
 /// without one.
 #[derive(Debug)]
 pub struct Waits<S, L> {

@@ -22,7 +22,7 @@
 //! let __retry_body = || -> Ret { body };
 //! let __retry_out = run_sync(
 //!     &__RETRY_POLICY, &__RETRY_SITE, __retry_body,
-//!     judge, classify, describe, thread_sleep, late,
+//!     judge, classify, describe, THREAD_WAITS,   // or Waits::new(sleep, late)
 //! );
 //! __retry_out
 //! ```

@@ -40,26 +40,18 @@ impl Parts<'_> {
         let on_give_up = self.hook(&args.hooks.on_give_up, true);
         // Waiting in the next attempt, the attempt opens its own span after
         // the wait.
-        let (begin_attempt, sleep) = match (&args.sleep, self.shape) {
-            (_, Shape::Async(Wait::InNextAttempt)) => {
-                (code!(), code!(__retry_call.wait_next(__retry_delay)))
-            }
-            (None, Shape::Async(_)) => (
-                code!(__retry_call.begin_attempt();),
-                code!(#private::wait(&mut __retry_call, __retry_delay).await),
-            ),
-            (Some(sleep), Shape::Async(_)) => (
-                code!(__retry_call.begin_attempt();),
-                own_sleep_awaited(sleep.span()),
-            ),
-            (None, _) => (
-                code!(__retry_call.begin_attempt();),
-                code!(#private::thread_sleep(__retry_delay)),
-            ),
-            (Some(_), _) => (
-                code!(__retry_call.begin_attempt();),
-                code!(__retry_sleep(__retry_delay)),
-            ),
+        let in_next_attempt = self.shape == Shape::Async(Wait::InNextAttempt);
+        let begin_attempt = if in_next_attempt {
+            code!()
+        } else {
+            code!(__retry_call.begin_attempt();)
+        };
+        let sleep = match (&args.sleep, self.shape.is_async()) {
+            _ if in_next_attempt => code!(__retry_call.wait_next(__retry_delay)),
+            (None, true) => code!(#private::wait(&mut __retry_call, __retry_delay).await),
+            (Some(sleep), true) => own_sleep_awaited(sleep.span()),
+            (None, false) => code!(#private::thread_sleep(__retry_delay)),
+            (Some(_), false) => code!(__retry_sleep(__retry_delay)),
         };
         let refusal = self.refusal(args, &on_give_up);
         let decision = call_at(

@@ -47,8 +47,7 @@ mod round;
 mod run;
 mod wait;
 
-pub use failures::FailureState;
-use failures::Failures;
+use failures::{FailureState, Failures};
 pub use first::{THREAD_WAITS, Waits, run_sync};
 pub use instead::NoDeadline;
 pub use round::{Attempts, Round, RoundEvent};
@@ -56,7 +55,9 @@ pub use round::{Attempts, Round, RoundEvent};
 /// The names and values of the arguments in `fields(..)`, for records.
 pub type FieldVisitor<'v> = &'v mut dyn FnMut(&'static str, &dyn fmt::Debug);
 
-/// No `fields(..)`: records carry no arguments.
+/// No `fields(..)`: records carry no arguments. As a function, for the
+/// rest of a sync call, which hands it on as `&dyn Fn` ([`NoFields`] is
+/// the same for the expansion).
 #[inline]
 pub(crate) fn no_fields(_: FieldVisitor<'_>) {}
 
@@ -84,11 +85,13 @@ pub struct NoFields;
 impl Fields for NoFields {
     #[inline]
     fn span(&self) -> Span {
-        Span::none()
+        no_span()
     }
 
     #[inline]
-    fn visit(&self, _: FieldVisitor<'_>) {}
+    fn visit(&self, visit: FieldVisitor<'_>) {
+        no_fields(visit);
+    }
 }
 
 /// `fields(..)`: a closure that makes the span of its arguments, and one
@@ -187,16 +190,6 @@ enum End {
 /// The code of a value that `if_result` rejected.
 pub(crate) const REJECTED: &str = "if_result";
 
-impl<'p, B: Backoff, C: Clock> Call<'p, B, C> {
-    /// A call about to make its first attempt, which boxes its failure
-    /// state at the first failure. The clock is read now only when the
-    /// call's time will be seen ([`timed_from_start`]).
-    #[inline]
-    pub fn new(policy: &'p Policy<B>, site: &'static Site, clock: C) -> Call<'p, B, C> {
-        Call::start(policy, site, clock)
-    }
-}
-
 /// What a call does as it starts, before its first attempt: the site
 /// registered and the budget's deposit made. Gives the start time when the
 /// call's time will be seen ([`timed_from_start`]); `watched`: whether a
@@ -254,8 +247,11 @@ fn success_seen<B>(policy: &Policy<B>, site: &'static Site) {
 }
 
 impl<'p, B: Backoff, C: Clock> Call<'p, B, C> {
+    /// A call about to make its first attempt, which boxes its failure
+    /// state at the first failure. The clock is read now only when the
+    /// call's time will be seen ([`timed_from_start`]).
     #[inline]
-    fn start(policy: &'p Policy<B>, site: &'static Site, clock: C) -> Call<'p, B, C> {
+    pub fn new(policy: &'p Policy<B>, site: &'static Site, clock: C) -> Call<'p, B, C> {
         let watched = spans::may_start();
         let started = starts(policy, site, &clock, watched);
         let spans = if watched {

@@ -385,7 +385,7 @@ fn rest_of_call<B: Backoff, W: Within>(
             decide_and_retry::<B, W>(policy, &mut call, attempts, sleep);
         }
         None => {
-            let mut call: Call<'_, B, SystemClock> = Call::start(policy, site, SystemClock);
+            let mut call: Call<'_, B, SystemClock> = Call::new(policy, site, SystemClock);
             call.begin_attempt();
             call.scope(policy, || {
                 attempts.ask(Ask::Run);

@@ -477,13 +477,19 @@ async fn in_flight_4_the_most_the_attribute_allows_runs_four_attempts_at_once() 
     assert_eq!(stats.hedges, 3);
 }
 
+/// 10 ms an attempt, or `slow_ms` for the first attempt of a slow call;
+/// the attempt's number.
+async fn ten_ms_or_slow_first(slow: bool, slow_ms: u64) -> io::Result<u32> {
+    let number = reattempt::attempt().unwrap().number();
+    let took = if slow && number == 1 { slow_ms } else { 10 };
+    sleep(Duration::from_millis(took)).await;
+    Ok(number)
+}
+
 /// 10 ms an attempt, or a second for a slow call's first.
 #[retry(max = 5, backoff = none, hedge(after = p90))]
 async fn after_p90(slow: bool) -> io::Result<u32> {
-    let number = reattempt::attempt().unwrap().number();
-    let took = if slow && number == 1 { 1000 } else { 10 };
-    sleep(Duration::from_millis(took)).await;
-    Ok(number)
+    ten_ms_or_slow_first(slow, 1000).await
 }
 
 #[cfg_attr(
@@ -630,10 +636,7 @@ static BY_PERCENTILE: reattempt::dynamic::PolicyCell =
 /// hedges after a fixed second.
 #[retry(max = 5, backoff = none, hedge = 1s, policy = &BY_PERCENTILE)]
 async fn fixed_made_p90(slow: bool) -> io::Result<u32> {
-    let number = reattempt::attempt().unwrap().number();
-    let took = if slow && number == 1 { 1500 } else { 10 };
-    sleep(Duration::from_millis(took)).await;
-    Ok(number)
+    ten_ms_or_slow_first(slow, 1500).await
 }
 
 #[cfg_attr(

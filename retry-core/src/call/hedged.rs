@@ -55,10 +55,6 @@ impl<B: Backoff, C: Clock> Call<'_, B, C> {
         self.frame.call_id.get_or_draw();
         let mut round = round.project();
         let first = self.frame.number;
-        // The function's hedge, as a dynamic policy may have set it;
-        // latencies are kept while a percentile reads them.
-        let hedge = self.policy.hedge;
-        let sketch = hedge.and_then(|hedge| hedge.sketch());
         // Attempts are cut (by `attempt_timeout`, and by the deadline,
         // which bounds the whole round) only where a timeout can stand for
         // their outcome.
@@ -67,8 +63,6 @@ impl<B: Backoff, C: Clock> Call<'_, B, C> {
             first,
             next: first.saturating_add(1),
             last_allowed: self.policy.max_attempts.map_or(u32::MAX, |max| max.get()),
-            hedge,
-            sketch,
             timeout: cut.and(self.policy.attempt_timeout),
             left,
             due: false,
@@ -80,11 +74,11 @@ impl<B: Backoff, C: Clock> Call<'_, B, C> {
         // attempt does.
         let span = self.round_span(first, false);
         let attempt = Limited::new(self.policy.limit, self.scoped_as(first, span, make()));
-        let started = self.started_at(round.state);
+        let started = self.started_at();
         let timeout = round.state.timeout;
         // The slots are empty: the attempt has a place.
         let _ = round.slots.start(first, started, attempt, timeout);
-        arm(round.hedge_timer, round.state, &timer);
+        arm(round.hedge_timer, round.state, self.hedge_after(), &timer);
     }
 
     /// Runs `round` until a hedge starts, an attempt fails beside others,
@@ -163,7 +157,7 @@ impl<B: Backoff, C: Clock> Call<'_, B, C> {
                         span: attempt_span,
                         ended,
                     } = finished;
-                    self.latency(state.sketch, started);
+                    self.latency(started);
                     let (outcome, ended) = match ended {
                         Ended::Returned(outcome) => {
                             let ended = self.ended_as(&outcome, &classify, &judge_value);
@@ -193,7 +187,7 @@ impl<B: Backoff, C: Clock> Call<'_, B, C> {
                             return Poll::Ready(Happened::Beside(number, outcome));
                         }
                         ended => {
-                            self.drop_in_flight(round.slots.as_mut(), state.sketch);
+                            self.drop_in_flight(round.slots.as_mut());
                             // The call decides on this attempt's outcome,
                             // in its span.
                             if let (Some(spans), Some(attempt_span)) =
@@ -211,7 +205,7 @@ impl<B: Backoff, C: Clock> Call<'_, B, C> {
                 {
                     // What stands for the attempts the deadline cut is that
                     // of the last to start.
-                    self.drop_in_flight(round.slots.as_mut(), state.sketch);
+                    self.drop_in_flight(round.slots.as_mut());
                     let outcome = timed_out(cut, left);
                     return Poll::Ready(Happened::Ended(state.next - 1, outcome, cut_short()));
                 }
@@ -226,13 +220,10 @@ impl<B: Backoff, C: Clock> Call<'_, B, C> {
                 }
                 state.due = false;
                 let number = state.next;
-                let delay = state
-                    .hedge
-                    .and_then(|hedge| hedge.after())
-                    .unwrap_or_default();
+                let delay = self.hedge_after().unwrap_or_default();
                 match self.hedge(number, delay, &make, &span) {
                     Hedging::Start(attempt) => {
-                        let started = self.started_at(state);
+                        let started = self.started_at();
                         let timeout = state.timeout;
                         // A slot is free: fewer are in flight than the
                         // round allows.
@@ -241,11 +232,21 @@ impl<B: Backoff, C: Clock> Call<'_, B, C> {
                             .as_mut()
                             .start(number, started, attempt, timeout);
                         state.next = state.next.saturating_add(1);
-                        arm(round.hedge_timer.as_mut(), state, &timer);
+                        arm(
+                            round.hedge_timer.as_mut(),
+                            state,
+                            self.hedge_after(),
+                            &timer,
+                        );
                         return Poll::Ready(Happened::Hedged(number));
                     }
                     // No permit is free: the next hedge is due later.
-                    Hedging::NotNow => arm(round.hedge_timer.as_mut(), state, &timer),
+                    Hedging::NotNow => arm(
+                        round.hedge_timer.as_mut(),
+                        state,
+                        self.hedge_after(),
+                        &timer,
+                    ),
                     Hedging::NoMore => {}
                 }
             }
@@ -292,31 +293,44 @@ impl<B: Backoff, C: Clock> Call<'_, B, C> {
 
     /// When an attempt starts, on the call's clock, where its latency goes
     /// to a sketch; no clock is read otherwise.
-    fn started_at(&self, state: &RoundState) -> Option<C::Reading> {
-        state.sketch.map(|_| self.clock.now())
+    fn started_at(&self) -> Option<C::Reading> {
+        self.sketch().map(|_| self.clock.now())
+    }
+
+    /// How long an attempt runs before a hedge starts beside it, as the
+    /// call's policy (a dynamic one included) says; `None` when the hedges
+    /// are off, or a percentile has too few samples and no `min`.
+    fn hedge_after(&self) -> Option<Duration> {
+        self.policy.hedge.and_then(|hedge| hedge.after())
+    }
+
+    /// Where the attempts' latencies go: the function's sketch, while the
+    /// hedge in force is a percentile.
+    fn sketch(&self) -> Option<&'static LatencySketch> {
+        self.policy.hedge.and_then(|hedge| hedge.sketch())
     }
 
     /// Under `hedge(after = pNN)`, the latency of an attempt that ended,
     /// or the time it ran before it was dropped, goes to the function's
     /// sketch: a hedge that wins does not hide the tail of the attempt it
     /// beat.
-    fn latency(&self, sketch: Option<&'static LatencySketch>, started: Option<C::Reading>) {
-        if let (Some(sketch), Some(started)) = (sketch, started) {
+    fn latency(&self, started: Option<C::Reading>) {
+        if let (Some(sketch), Some(started)) = (self.sketch(), started) {
             sketch.record(self.clock.since(started));
         }
     }
 
     /// Drops every attempt still in flight, each in its own frame; the
-    /// time each ran goes to the `sketch`, if any
+    /// time each ran goes to the sketch, if any
     /// ([`latency`](Self::latency)). A retry whose attempt was dropped
     /// still waiting for its permit (the deadline came, or a hedge ended
     /// the round) never ran: its token goes back, uncounted.
-    fn drop_in_flight<F, W, L>(&self, slots: Pin<&mut L>, sketch: Option<&'static LatencySketch>)
+    fn drop_in_flight<F, W, L>(&self, slots: Pin<&mut L>)
     where
         F: Future,
         L: Slots<F, W, Option<C::Reading>>,
     {
-        slots.clear(&mut |started| self.latency(sketch, started));
+        slots.clear(&mut |started| self.latency(started));
         self.refund_pending_retry();
     }
 

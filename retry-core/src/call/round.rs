@@ -10,7 +10,7 @@ use super::Decision;
 use super::phase::{TIMED_OUT, timeout_class};
 use crate::budget::RetryBudget;
 use crate::class::Classification;
-use crate::hedge::{Hedge, InFlight, LatencySketch, RoundEnded};
+use crate::hedge::{InFlight, RoundEnded};
 use crate::timeout::AttemptTimeout;
 
 pin_project_lite::pin_project! {
@@ -41,12 +41,6 @@ pub(super) struct RoundState {
     pub(super) next: u32,
     /// The highest number `max` allows.
     pub(super) last_allowed: u32,
-    /// The hedges' delay, as the call's policy leaves it: `None` when
-    /// a dynamic policy turned them off.
-    pub(super) hedge: Option<Hedge>,
-    /// Where the attempts' latencies go, while the hedge in force is a
-    /// percentile (the attribute's, or a dynamic policy's).
-    pub(super) sketch: Option<&'static LatencySketch>,
     /// Each attempt's `attempt_timeout`, where a timeout can stand for
     /// its outcome.
     pub(super) timeout: Option<Duration>,
@@ -157,15 +151,17 @@ pub(super) enum Happened<R> {
     Ended(u32, R, RoundEnd),
 }
 
-/// Sets the timer of the round's next hedge, when one may start: `max`
-/// leaves room for it, and the hedges are not off.
+/// Sets the timer of the round's next hedge, `after` the last attempt
+/// started, when one may start: `max` leaves room for it, and the hedges
+/// are not off (`after` is `None`).
 pub(super) fn arm<W, T: Fn(Duration) -> W>(
     timer: Pin<&mut Option<W>>,
     state: &RoundState,
+    after: Option<Duration>,
     make: &T,
 ) {
     let mut timer = timer;
-    match state.hedge.and_then(|hedge| hedge.after()) {
+    match after {
         Some(after) if state.next <= state.last_allowed => timer.set(Some(make(after))),
         _ => timer.set(None),
     }

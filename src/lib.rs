@@ -81,12 +81,13 @@ pub use reattempt_macros::Classified;
 // What users write and read. The attempt state machine, its futures and
 // its clocks are named only by the expansion, under `__private`.
 pub use reattempt_core::{
-    Alert, Applied, Attempt, AttemptTimeout, BreakerOpen, ByType, CallId, Class, Classification,
-    Classified, ClassifiedValue, Classify, Code, CodeKind, CodeTooLong, ConcurrencyLimit,
-    DEFAULT_ALERT_AFTER, DEFAULT_MAX_ATTEMPTS, DEFAULT_MAX_RETRY_AFTER, Fallible, FromBreakerOpen,
-    FromTimeout, GiveUp, Idempotent, IntoClassification, Nested, NoError, Outcome, Policy,
-    RetryBreaker, RetryBudget, attempt, backoff, classify_chain, dead_letter, dynamic, grpc, hooks,
-    http, jitter, mysql, postgres, redis, stats, testing,
+    AdaptiveThrottle, Alert, Applied, Attempt, AttemptTimeout, BreakerOpen, ByType, CallId, Class,
+    Classification, Classified, ClassifiedValue, Classify, Code, CodeKind, CodeTooLong,
+    ConcurrencyLimit, DEFAULT_ALERT_AFTER, DEFAULT_MAX_ATTEMPTS, DEFAULT_MAX_RETRY_AFTER, Fallible,
+    FromBreakerOpen, FromThrottled, FromTimeout, GiveUp, Idempotent, IntoClassification,
+    InvalidThrottle, Nested, NoError, Outcome, Policy, RetryBreaker, RetryBudget, Throttled,
+    attempt, backoff, classify_chain, dead_letter, dynamic, grpc, hooks, http, jitter, mysql,
+    postgres, redis, stats, testing,
 };
 
 #[cfg(feature = "reqwest")]

@@ -27,11 +27,12 @@ use crate::hooks::Context;
 use crate::jitter::Rng;
 use crate::limited::Limited;
 use crate::log;
-use crate::outcome::{FromBreakerOpen, FromTimeout, Outcome};
+use crate::outcome::{FromBreakerOpen, FromThrottled, FromTimeout, Outcome};
 use crate::policy::{Idempotent, Policy};
 use crate::read_outcome::JudgeValue;
 use crate::site::Site;
 use crate::spans::{self, Spans};
+use crate::throttle::Throttled;
 use crate::timeout::AttemptTimeout;
 use decide::FailedValue;
 use instead::{ByTimeout, Instead, NoLast};
@@ -244,6 +245,9 @@ fn success_seen<B>(policy: &Policy<B>, site: &'static Site) {
     if let Some(breaker) = policy.breaker {
         breaker.record(false);
     }
+    if let Some(throttle) = policy.throttle {
+        throttle.record(None);
+    }
 }
 
 impl<'p, B: Backoff, C: Clock> Call<'p, B, C> {
@@ -398,27 +402,58 @@ impl<'p, B: Backoff, C: Clock> Call<'p, B, C> {
     #[cold]
     #[inline(never)]
     pub fn refused<R: FromBreakerOpen>(&mut self, fields: impl Fields) -> R {
+        let open = BreakerOpen::new();
+        self.not_attempted(GiveUp::Breaker, "breaker_open", &open, fields);
+        R::from_breaker_open(open)
+    }
+
+    /// Under `throttle = ..`: whether the policy's adaptive throttle
+    /// rejects the call before its first attempt.
+    #[inline]
+    pub fn throttles(&self) -> bool {
+        self.policy
+            .throttle
+            .is_some_and(|throttle| !throttle.allows())
+    }
+
+    /// The outcome of a call its throttle [rejects](Call::throttles),
+    /// which gives up with reason [`GiveUp::Throttled`] after no attempt:
+    /// logged, counted and recorded like any give-up, with the code
+    /// `throttled`.
+    #[cold]
+    #[inline(never)]
+    pub fn throttled<R: FromThrottled>(&mut self, fields: impl Fields) -> R {
+        let throttled = Throttled::new();
+        self.not_attempted(GiveUp::Throttled, "throttled", &throttled, fields);
+        R::from_throttled(throttled)
+    }
+
+    /// A call that gives up for `reason` before its first attempt, which
+    /// `error` stands for, with the code `code`.
+    fn not_attempted(
+        &mut self,
+        reason: GiveUp,
+        code: &'static str,
+        error: &dyn fmt::Display,
+        fields: impl Fields,
+    ) {
         self.frame.number = 0;
         // The call counted as a first attempt as it started; none went out.
         if let Some(budget) = self.policy.budget {
             budget.take_back_deposit();
         }
-        let class = Classification::transient()
-            .with_code("breaker_open")
-            .not_applied();
+        let class = Classification::transient().with_code(code).not_applied();
         let elapsed = self.elapsed();
         // What `on_give_up` reads as the call's last failure.
         self.failures().last_class = Some(class);
-        let open = BreakerOpen::new();
         self.give_up(
-            GiveUp::Breaker,
+            reason,
             class,
-            &open,
+            error,
             elapsed,
             &|| fields.span(),
             &|visit: FieldVisitor<'_>| fields.visit(visit),
         );
-        R::from_breaker_open(open)
     }
 
     /// Opens the span of the attempt about to run, when the call has spans.

@@ -423,6 +423,31 @@ impl Classification {
     pub const fn retry_after(&self) -> Option<Duration> {
         self.retry_after
     }
+
+    /// Whether the failure says the backend is overloaded: rate-limited,
+    /// a delay the server asked for, an HTTP 503, or a gRPC
+    /// `RESOURCE_EXHAUSTED` or `UNAVAILABLE`. An [`AdaptiveThrottle`]
+    /// counts such an attempt as a request the backend did not accept.
+    ///
+    /// ```
+    /// use reattempt::{Classification, grpc, http};
+    ///
+    /// assert!(http::status(503).is_overload());
+    /// assert!(http::status(429).is_overload());
+    /// assert!(grpc::status(8).is_overload());
+    /// assert!(!http::status(500).is_overload());
+    /// assert!(!Classification::transient().is_overload());
+    /// ```
+    ///
+    /// [`AdaptiveThrottle`]: crate::AdaptiveThrottle
+    pub fn is_overload(&self) -> bool {
+        let overload_code = match self.kind {
+            CodeKind::Http => self.code() == Some("503"),
+            CodeKind::Grpc => matches!(self.code(), Some("RESOURCE_EXHAUSTED" | "UNAVAILABLE")),
+            _ => false,
+        };
+        self.class == Class::RateLimited || self.retry_after.is_some() || overload_code
+    }
 }
 
 impl From<Class> for Classification {

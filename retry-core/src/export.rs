@@ -96,6 +96,7 @@ impl Labels {
                 reason(function, 6),
                 reason(function, 7),
                 reason(function, 8),
+                reason(function, 9),
             ],
         }
     }

@@ -43,6 +43,9 @@ pub enum GiveUp {
     /// The retry breaker is open: most attempts fail. Under `breaker =
     /// classic(..)` the call may end so before its first attempt.
     Breaker,
+    /// The adaptive throttle rejected the attempt locally: the backend is
+    /// overloaded. A first attempt rejected so never ran.
+    Throttled,
 }
 
 impl GiveUp {
@@ -58,11 +61,12 @@ impl GiveUp {
             GiveUp::Nested => "nested",
             GiveUp::MaybeApplied => "maybe_applied",
             GiveUp::Breaker => "breaker",
+            GiveUp::Throttled => "throttled",
         }
     }
 
     /// Every reason.
-    pub const ALL: [GiveUp; 9] = [
+    pub const ALL: [GiveUp; 10] = [
         GiveUp::Exhausted,
         GiveUp::Deadline,
         GiveUp::Permanent,
@@ -72,6 +76,7 @@ impl GiveUp {
         GiveUp::Nested,
         GiveUp::MaybeApplied,
         GiveUp::Breaker,
+        GiveUp::Throttled,
     ];
 
     /// The reason's place in [`GiveUp::ALL`].

@@ -57,6 +57,7 @@ pub mod stats;
 pub mod testing;
 #[cfg(feature = "tokio")]
 mod thread_timer;
+mod throttle;
 mod timeout;
 mod twin;
 #[cfg(feature = "tokio")]
@@ -85,9 +86,10 @@ pub use classify::{grpc, http, mysql, postgres, redis};
 pub use current::{Attempt, attempt};
 pub use give_up::GiveUp;
 pub use limit::ConcurrencyLimit;
-pub use outcome::{Fallible, FromBreakerOpen, FromTimeout, NoError, Outcome};
+pub use outcome::{Fallible, FromBreakerOpen, FromThrottled, FromTimeout, NoError, Outcome};
 pub use policy::{
     DEFAULT_ALERT_AFTER, DEFAULT_MAX_ATTEMPTS, DEFAULT_MAX_RETRY_AFTER, Idempotent, Nested, Policy,
 };
 pub use site::Alert;
+pub use throttle::{AdaptiveThrottle, InvalidThrottle, Throttled};
 pub use timeout::AttemptTimeout;

@@ -5,6 +5,7 @@ use core::fmt;
 use crate::breaker::BreakerOpen;
 use crate::class::Classification;
 use crate::classify::Classified;
+use crate::throttle::Throttled;
 use crate::timeout::AttemptTimeout;
 
 /// A return type `#[retry]` can look into: the value a call produced, or
@@ -193,5 +194,32 @@ pub trait FromBreakerOpen: Outcome {
 impl<T, E: From<BreakerOpen>> FromBreakerOpen for Result<T, E> {
     fn from_breaker_open(open: BreakerOpen) -> Self {
         Err(E::from(open))
+    }
+}
+
+/// A return type that can report a call its adaptive throttle rejected:
+/// what `throttle = ..` needs. `Result<T, E>` is one where `E` has
+/// `From<Throttled>`, as `std::io::Error` does.
+///
+/// ```
+/// use reattempt::{FromThrottled, Throttled};
+///
+/// let rejected = <std::io::Result<()> as FromThrottled>::from_throttled(Throttled::new());
+/// assert!(rejected.unwrap_err().to_string().contains("throttled"));
+/// ```
+#[diagnostic::on_unimplemented(
+    message = "`throttle = ..` needs to return a rejected call as `{Self}`",
+    label = "no error of this type can stand for a call the throttle rejected",
+    note = "for an error type of your own crate, implement `From<reattempt::Throttled>` for it (`std::io::Error` has it)"
+)]
+pub trait FromThrottled: Outcome {
+    /// The outcome of a call the throttle rejected.
+    fn from_throttled(throttled: Throttled) -> Self;
+}
+
+#[diagnostic::do_not_recommend]
+impl<T, E: From<Throttled>> FromThrottled for Result<T, E> {
+    fn from_throttled(throttled: Throttled) -> Self {
+        Err(E::from(throttled))
     }
 }

@@ -11,6 +11,7 @@ use crate::hedge::Hedge;
 use crate::jitter::Jitter;
 use crate::limit::ConcurrencyLimit;
 use crate::site::Alert;
+use crate::throttle::AdaptiveThrottle;
 
 /// Most attempts when `max` is not given.
 pub const DEFAULT_MAX_ATTEMPTS: u32 = 5;
@@ -47,6 +48,7 @@ pub struct Policy<B = Exponential> {
     pub(crate) max_retry_after: Duration,
     pub(crate) budget: Option<&'static RetryBudget>,
     pub(crate) breaker: Option<&'static RetryBreaker>,
+    pub(crate) throttle: Option<&'static AdaptiveThrottle>,
     pub(crate) limit: Option<&'static ConcurrencyLimit>,
     pub(crate) dead_letter: Option<&'static dyn DeadLetter>,
     pub(crate) alert_after: Option<NonZeroU32>,
@@ -148,6 +150,8 @@ impl<B: core::fmt::Debug> core::fmt::Debug for Policy<B> {
             .field("honor_retry_after", &self.honor_retry_after)
             .field("max_retry_after", &self.max_retry_after)
             .field("budget", &self.budget.is_some())
+            .field("breaker", &self.breaker.is_some())
+            .field("throttle", &self.throttle.is_some())
             .field("limit", &self.limit.is_some())
             .field("dead_letter", &self.dead_letter.is_some())
             .field("alert_after", &self.alert_after)
@@ -181,6 +185,7 @@ impl<B> Policy<B> {
             max_retry_after: DEFAULT_MAX_RETRY_AFTER,
             budget: None,
             breaker: None,
+            throttle: None,
             limit: None,
             dead_letter: None,
             alert_after: None,
@@ -251,6 +256,13 @@ impl<B> Policy<B> {
     /// Retries stop while `breaker` is open.
     pub const fn breaker(mut self, breaker: &'static RetryBreaker) -> Policy<B> {
         self.breaker = Some(breaker);
+        self
+    }
+
+    /// Attempts count in `throttle`, which rejects some of them locally
+    /// while the backend is overloaded.
+    pub const fn throttle(mut self, throttle: &'static AdaptiveThrottle) -> Policy<B> {
+        self.throttle = Some(throttle);
         self
     }
 

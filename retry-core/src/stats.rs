@@ -96,6 +96,7 @@ impl Stats {
             nested: count(&site.gave_up[GiveUp::Nested.index()]),
             maybe_applied: count(&site.gave_up[GiveUp::MaybeApplied.index()]),
             breaker: count(&site.gave_up[GiveUp::Breaker.index()]),
+            throttled: count(&site.gave_up[GiveUp::Throttled.index()]),
         };
         let first_try = count(&site.first_try);
         let after_retries = count(&site.after_retries);
@@ -155,6 +156,8 @@ pub struct GiveUps {
     pub maybe_applied: u64,
     /// The retry breaker was open.
     pub breaker: u64,
+    /// The adaptive throttle rejected the call or its retry.
+    pub throttled: u64,
 }
 
 impl GiveUps {
@@ -169,6 +172,7 @@ impl GiveUps {
             + self.nested
             + self.maybe_applied
             + self.breaker
+            + self.throttled
     }
 }
 
@@ -200,6 +204,7 @@ pub fn get(function: &str) -> Option<Stats> {
         sum.give_ups.nested += more.give_ups.nested;
         sum.give_ups.maybe_applied += more.give_ups.maybe_applied;
         sum.give_ups.breaker += more.give_ups.breaker;
+        sum.give_ups.throttled += more.give_ups.throttled;
         sum.attempts += more.attempts;
         sum.time += more.time;
         sum.timed_calls += more.timed_calls;

@@ -19,6 +19,7 @@ pub const KEYS: &[&str] = &[
     "preset",
     "budget",
     "breaker",
+    "throttle",
     "limit",
     "dead_letter",
     "alert_after",

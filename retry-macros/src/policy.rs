@@ -99,6 +99,7 @@ pub(crate) fn built_policy(
             "breaker",
             args.breaker.as_ref().map(|breaker| &breaker.path),
         ),
+        ("throttle", args.throttle.as_ref()),
         ("limit", args.limit.as_ref()),
         ("dead_letter", args.dead_letter.as_ref()),
     ] {

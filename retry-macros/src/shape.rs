@@ -173,8 +173,8 @@ impl Shape {
 /// acts before the first attempt. The body of `SyncEarly` is one closure
 /// that the loop calls again, alive for the whole call: anything else the
 /// loop would run (a hook, a classifier closure, `if_result`, `fields(..)`)
-/// could borrow an argument the body holds. A limit or a breaker that
-/// refuses calls acts before the first attempt.
+/// could borrow an argument the body holds. A limit, a throttle or a
+/// breaker that refuses calls acts before the first attempt.
 fn runs_only_the_body(args: &Args) -> bool {
     let Hooks {
         before,
@@ -188,6 +188,7 @@ fn runs_only_the_body(args: &Args) -> bool {
         && args.fields.is_none()
         && !matches!(args.on, Some(On::Closure(_)))
         && args.limit.is_none()
+        && args.throttle.is_none()
         && args.breaker.as_ref().is_none_or(|breaker| !breaker.classic)
 }
 
@@ -212,6 +213,7 @@ pub fn constant_parts(args: &Args) -> bool {
     let shared = [
         args.budget.as_ref(),
         args.breaker.as_ref().map(|breaker| &breaker.path),
+        args.throttle.as_ref(),
         args.limit.as_ref(),
         args.dead_letter.as_ref(),
     ];
@@ -252,6 +254,7 @@ mod tests {
             "fields(x)",
             "limit = L",
             "breaker = classic(B)",
+            "throttle = T",
             "policy = dynamic()",
             "deadline = (secs(2))",
             "backoff = |n| ms(n)",

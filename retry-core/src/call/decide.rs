@@ -254,6 +254,11 @@ impl<B: Backoff, C: Clock> Call<'_, B, C> {
         {
             return Err(GiveUp::Breaker);
         }
+        if let Some(throttle) = self.policy.throttle
+            && !throttle.allows()
+        {
+            return Err(GiveUp::Throttled);
+        }
         // Last, so that a retry refused for another reason spends no token.
         if let Some(budget) = self.policy.budget
             && !budget.try_withdraw_for(class.class())

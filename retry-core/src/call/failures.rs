@@ -157,6 +157,11 @@ impl<B: Backoff, C: Clock> Call<'_, B, C> {
         {
             breaker.record(true);
         }
+        if let Some(throttle) = self.policy.throttle
+            && !never_ran(class)
+        {
+            throttle.record(Some(class));
+        }
         self.failures().last_class = Some(*class);
         if let Some(after) = self.policy.alert_after
             && !never_ran(class)

@@ -359,6 +359,7 @@ impl<B: Backoff, C: Clock> Call<'_, B, C> {
     ) -> Hedging<F> {
         let policy = self.policy;
         if policy.breaker.is_some_and(RetryBreaker::is_open)
+            || policy.throttle.is_some_and(|throttle| !throttle.allows())
             || self.deadline_left().is_some_and(|left| left < after)
         {
             return Hedging::NoMore;

@@ -1,5 +1,5 @@
 //! The arguments that name a `static` every call shares: `budget`,
-//! `breaker`, `limit`, `dead_letter`.
+//! `breaker`, `throttle`, `limit`, `dead_letter`.
 
 use syn::ext::IdentExt;
 use syn::parse::ParseStream;
@@ -55,6 +55,15 @@ pub(super) fn budget(input: ParseStream) -> syn::Result<Expr> {
         "budget",
         "a `static` `reattempt::RetryBudget`: `budget = BACKEND_RETRIES`",
         "static BACKEND_RETRIES: RetryBudget = RetryBudget::new(..);` and write `budget = BACKEND_RETRIES`",
+    )
+}
+
+pub(super) fn throttle(input: ParseStream) -> syn::Result<Expr> {
+    shared(
+        input,
+        "throttle",
+        "a `static` `reattempt::AdaptiveThrottle`: `throttle = PRICES`",
+        "static PRICES: AdaptiveThrottle = AdaptiveThrottle::new(2.0, Duration::from_secs(120));` and write `throttle = PRICES`",
     )
 }
 

@@ -2,7 +2,7 @@
 //! hooks, then return or wait; and `SyncEarly`'s first attempt, which hands
 //! the rest of the call to the core.
 
-use proc_macro2::{Punct, Spacing, TokenStream};
+use proc_macro2::{Punct, Spacing, Span, TokenStream};
 use quote::quote_spanned;
 use syn::Ident;
 use syn::spanned::Spanned;
@@ -142,24 +142,31 @@ impl Parts<'_> {
         }
     }
 
-    /// Under `breaker = classic(..)`, what refuses the call before its
-    /// first attempt while the breaker is open, calling `on_give_up`.
-    /// Like `timed`, the refusal is spanned at the return type, which is
-    /// what must be able to stand for it.
+    /// Under `breaker = classic(..)` and `throttle = ..`, what refuses the
+    /// call before its first attempt while the breaker is open or the
+    /// throttle rejects it, calling `on_give_up`. Like `timed`, the
+    /// refusal is spanned at the return type, which is what must be able
+    /// to stand for it.
     pub(super) fn refusal(&self, args: &Args, on_give_up: &TokenStream) -> Option<TokenStream> {
-        let outcome = &self.outcome;
-        args.breaker.as_ref().filter(|b| b.classic).map(|_| {
+        let refuses = args.breaker.as_ref().is_some_and(|b| b.classic);
+        let throttles = args.throttle.is_some();
+        let check = |asks: &str, answers: &str| {
+            let outcome = &self.outcome;
             let fields = self.fields(args);
-            let refused = Ident::new("refused", self.return_span);
+            let asks = Ident::new(asks, Span::call_site());
+            let answers = Ident::new(answers, self.return_span);
             let ret = self.ret.as_ref().map(|ret| code!(::<#ret>));
             code! {
-                if __retry_call.refuses() {
-                    let #outcome = __retry_call.#refused #ret(#fields);
+                if __retry_call.#asks() {
+                    let #outcome = __retry_call.#answers #ret(#fields);
                     #on_give_up
                     return #outcome;
                 }
             }
-        })
+        };
+        let breaker = refuses.then(|| check("refuses", "refused"));
+        let throttle = throttles.then(|| check("throttles", "throttled"));
+        (refuses || throttles).then(|| code!(#breaker #throttle))
     }
 
     /// A sync call that runs its first attempt before its call is built,

@@ -1,0 +1,632 @@
+//! Client-side adaptive throttling, as Google's SRE book describes it
+//! ("Handling Overload"): while a backend rejects many of a client's
+//! requests because it is overloaded, the client rejects some of its new
+//! requests itself, so that the backend spends its capacity on work, not
+//! on refusals.
+//!
+//! The functions that name one `static` throttle count, over its window,
+//! the requests they made (each first attempt, retry and hedge that ran,
+//! and each request the throttle rejected) and the ones the backend
+//! accepted (every attempt that did not fail with an overload signal:
+//! [`Classification::is_overload`]). A new request is rejected locally
+//! with probability `max(0, (requests − K·accepts) / (requests + 1))`,
+//! never more than the throttle's maximum, and never while the window
+//! holds fewer requests than its minimum.
+//!
+//! Until a request fails with an overload signal, the throttle only counts
+//! accepted requests, without reading a clock: a success then costs one
+//! atomic addition and a load. The first overload starts its window, which
+//! takes the requests accepted before as having come at the rate they
+//! came since the throttle last calmed down; once no overload was seen
+//! for a window, it calms down again.
+
+use core::cell::RefCell;
+use core::fmt;
+use core::sync::atomic::{AtomicU64, Ordering};
+use core::time::Duration;
+
+use crate::class::Classification;
+use crate::rng::Rng;
+use crate::window::{self, Epoch, SLOTS};
+
+/// What `watching_until` holds while no overload was seen for a window.
+const CALM: u64 = 0;
+/// A slot's count takes the low bits of its word, the index of its slot of
+/// time the rest: the two change together, without a lock.
+const COUNT_BITS: u32 = 24;
+const COUNT_MAX: u64 = (1 << COUNT_BITS) - 1;
+const INDEX_MASK: u64 = u64::MAX >> COUNT_BITS;
+
+/// An adaptive throttle shared by the functions that call one backend
+/// (`throttle = STATIC`).
+///
+/// ```
+/// use reattempt::{AdaptiveThrottle, retry};
+/// use std::time::Duration;
+///
+/// // K = 2 over the last two minutes: the SRE book's defaults.
+/// static PRICES: AdaptiveThrottle = AdaptiveThrottle::new(2.0, Duration::from_secs(120));
+///
+/// #[retry(max = 3, throttle = PRICES)]
+/// fn price(item: u32) -> std::io::Result<u32> {
+///     Ok(item * 100)
+/// }
+///
+/// assert_eq!(price(3).unwrap(), 300);
+/// assert_eq!(PRICES.rejection_ratio(), 0.0);
+/// ```
+///
+/// Literals that make no throttle are refused where the `static` is
+/// compiled:
+///
+/// ```compile_fail
+/// use reattempt::AdaptiveThrottle;
+/// use std::time::Duration;
+///
+/// // K below 1 would reject requests the backend accepts.
+/// static BAD: AdaptiveThrottle = AdaptiveThrottle::new(0.5, Duration::from_secs(120));
+/// ```
+pub struct AdaptiveThrottle {
+    k: f64,
+    max_rejection: f64,
+    min_requests: u64,
+    window_nanos: u64,
+    slot_nanos: u64,
+    epoch: Epoch,
+    /// When the window of the last overload ends, in nanoseconds from
+    /// `epoch`; [`CALM`] when no overload was seen since it last ended.
+    watching_until: AtomicU64,
+    /// Requests accepted while calm, counted without their time.
+    calm_accepts: AtomicU64,
+    /// When the throttle last calmed down, in nanoseconds from `epoch`.
+    calm_since: AtomicU64,
+    requests: [AtomicU64; SLOTS],
+    accepts: [AtomicU64; SLOTS],
+}
+
+/// Why an [`AdaptiveThrottle`] could not be made from these values.
+#[derive(Clone, Copy, Debug, PartialEq)]
+#[non_exhaustive]
+pub enum InvalidThrottle {
+    /// K below 1 (or not a number).
+    K(f64),
+    /// A window of zero.
+    Window,
+    /// A maximum rejection ratio outside `0 ≤ ratio < 1`.
+    MaxRejection(f64),
+}
+
+impl fmt::Display for InvalidThrottle {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            InvalidThrottle::K(k) => write!(
+                f,
+                "an adaptive throttle's K is at least 1 (2 is the SRE book's), not {k}"
+            ),
+            InvalidThrottle::Window => f.write_str(
+                "an adaptive throttle's window is longer than zero (two minutes is the SRE book's)",
+            ),
+            InvalidThrottle::MaxRejection(ratio) => write!(
+                f,
+                "an adaptive throttle's maximum rejection ratio is at least 0 and below 1, not {ratio}"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for InvalidThrottle {}
+
+/// Checks the values a throttle is made of, in a `const fn` as at run time.
+const fn check(k: f64, window: Duration, max_rejection: f64) -> Result<(), InvalidThrottle> {
+    if k.is_nan() || k < 1.0 || k.is_infinite() {
+        return Err(InvalidThrottle::K(k));
+    }
+    if window.is_zero() {
+        return Err(InvalidThrottle::Window);
+    }
+    if !valid_ratio(max_rejection) {
+        return Err(InvalidThrottle::MaxRejection(max_rejection));
+    }
+    Ok(())
+}
+
+/// Whether a maximum rejection ratio is at least 0 and below 1 (NaN is
+/// not).
+const fn valid_ratio(ratio: f64) -> bool {
+    ratio >= 0.0 && ratio < 1.0
+}
+
+impl AdaptiveThrottle {
+    /// The maximum rejection ratio of a new throttle: at least one request
+    /// in ten still goes out, to learn that the backend is back.
+    pub const DEFAULT_MAX_REJECTION: f64 = 0.9;
+    /// The fewest requests in the window a new throttle judges from.
+    pub const DEFAULT_MIN_REQUESTS: u64 = 10;
+
+    /// A throttle that rejects requests while the backend accepts fewer
+    /// than one in `k` of those of the last `window` (a window under
+    /// 10 ms is read as 10 ms).
+    ///
+    /// # Panics
+    ///
+    /// When `k` is below 1 or not a number, or `window` is zero: in a
+    /// `static`, that is a compile error. Values read at run time go
+    /// through [`AdaptiveThrottle::try_new`].
+    pub const fn new(k: f64, window: Duration) -> AdaptiveThrottle {
+        match check(k, window, AdaptiveThrottle::DEFAULT_MAX_REJECTION) {
+            Ok(()) => AdaptiveThrottle::made(k, window),
+            Err(InvalidThrottle::K(_)) => {
+                panic!("an adaptive throttle's K is at least 1 (2 is the SRE book's)")
+            }
+            Err(_) => panic!("an adaptive throttle's window is longer than zero"),
+        }
+    }
+
+    /// A throttle as [`AdaptiveThrottle::new`] makes it, or why these
+    /// values make none.
+    ///
+    /// ```
+    /// use reattempt::{AdaptiveThrottle, InvalidThrottle};
+    /// use std::time::Duration;
+    ///
+    /// assert!(AdaptiveThrottle::try_new(2.0, Duration::from_secs(60)).is_ok());
+    /// let refused = AdaptiveThrottle::try_new(0.5, Duration::from_secs(60)).unwrap_err();
+    /// assert_eq!(refused, InvalidThrottle::K(0.5));
+    /// assert!(refused.to_string().contains("at least 1"));
+    /// ```
+    pub const fn try_new(k: f64, window: Duration) -> Result<AdaptiveThrottle, InvalidThrottle> {
+        match check(k, window, AdaptiveThrottle::DEFAULT_MAX_REJECTION) {
+            Ok(()) => Ok(AdaptiveThrottle::made(k, window)),
+            Err(invalid) => Err(invalid),
+        }
+    }
+
+    /// A throttle of values [`check`] passed.
+    const fn made(k: f64, window: Duration) -> AdaptiveThrottle {
+        let window_nanos = window::nanos_of(window);
+        AdaptiveThrottle {
+            k,
+            max_rejection: AdaptiveThrottle::DEFAULT_MAX_REJECTION,
+            min_requests: AdaptiveThrottle::DEFAULT_MIN_REQUESTS,
+            window_nanos,
+            slot_nanos: window_nanos / SLOTS as u64,
+            epoch: Epoch::new(),
+            watching_until: AtomicU64::new(CALM),
+            calm_accepts: AtomicU64::new(0),
+            calm_since: AtomicU64::new(0),
+            requests: [const { AtomicU64::new(0) }; SLOTS],
+            accepts: [const { AtomicU64::new(0) }; SLOTS],
+        }
+    }
+
+    /// The throttle, rejecting at most `ratio` of the requests
+    /// (0.9 unless set).
+    ///
+    /// # Panics
+    ///
+    /// When `ratio` is not at least 0 and below 1: in a `static`, that is
+    /// a compile error. [`AdaptiveThrottle::try_max_rejection`] says why
+    /// instead.
+    pub const fn max_rejection(mut self, ratio: f64) -> AdaptiveThrottle {
+        if !valid_ratio(ratio) {
+            panic!("an adaptive throttle's maximum rejection ratio is at least 0 and below 1");
+        }
+        self.max_rejection = ratio;
+        self
+    }
+
+    /// The throttle, rejecting at most `ratio` of the requests, or why
+    /// that ratio is refused.
+    pub const fn try_max_rejection(
+        mut self,
+        ratio: f64,
+    ) -> Result<AdaptiveThrottle, InvalidThrottle> {
+        if !valid_ratio(ratio) {
+            // The throttle is made of atomics: dropping it runs nothing,
+            // but a `const fn` may not drop a value it cannot see through.
+            core::mem::forget(self);
+            return Err(InvalidThrottle::MaxRejection(ratio));
+        }
+        self.max_rejection = ratio;
+        Ok(self)
+    }
+
+    /// The throttle, judging only from a window of at least `requests`
+    /// (10 unless set).
+    pub const fn min_requests(mut self, requests: u64) -> AdaptiveThrottle {
+        self.min_requests = requests;
+        self
+    }
+
+    /// The requests counted in the window: the attempts that ran and the
+    /// requests the throttle rejected. While the throttle is calm, the
+    /// requests accepted since it calmed down.
+    pub fn requests(&self) -> u64 {
+        if self.is_calm() {
+            return self.calm_accepts.load(Ordering::Relaxed);
+        }
+        self.sum(&self.requests, self.epoch.nanos())
+    }
+
+    /// The requests of [`requests`](AdaptiveThrottle::requests) that the
+    /// backend accepted.
+    pub fn accepts(&self) -> u64 {
+        if self.is_calm() {
+            return self.calm_accepts.load(Ordering::Relaxed);
+        }
+        self.sum(&self.accepts, self.epoch.nanos())
+    }
+
+    /// The share of new requests the throttle rejects now: 0 while calm.
+    pub fn rejection_ratio(&self) -> f64 {
+        if self.is_calm() {
+            return 0.0;
+        }
+        self.ratio_at(self.epoch.nanos())
+    }
+
+    fn is_calm(&self) -> bool {
+        self.watching_until.load(Ordering::Relaxed) == CALM
+    }
+
+    /// Whether a request may go out now; one rejected is counted as a
+    /// request the backend did not accept, as the SRE book counts it.
+    #[inline]
+    pub(crate) fn allows(&self) -> bool {
+        self.is_calm() || self.draw_allows()
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn draw_allows(&self) -> bool {
+        thread_local! {
+            static DRAWS: RefCell<Option<Rng>> = const { RefCell::new(None) };
+        }
+        let draw = DRAWS.with(|draws| {
+            draws
+                .borrow_mut()
+                .get_or_insert_with(Rng::from_entropy)
+                .next_f64()
+        });
+        self.allows_with(draw)
+    }
+
+    /// Whether a request may go out, given a uniform draw from `[0, 1)`.
+    fn allows_with(&self, draw: f64) -> bool {
+        let now = self.epoch.nanos();
+        if draw >= self.ratio_at(now) {
+            return true;
+        }
+        add(&self.requests, self.slot(now), 1);
+        false
+    }
+
+    /// Counts an attempt that ran and ended with `class` (`None`: it
+    /// succeeded).
+    #[inline]
+    pub(crate) fn record(&self, class: Option<&Classification>) {
+        match class {
+            Some(class) if class.is_overload() => self.record_watching(false),
+            _ if self.is_calm() => {
+                self.calm_accepts.fetch_add(1, Ordering::Relaxed);
+            }
+            _ => self.record_watching(true),
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn record_watching(&self, accepted: bool) {
+        let now = self.epoch.nanos();
+        if accepted {
+            let until = self.watching_until.load(Ordering::Acquire);
+            if until != CALM && now >= until {
+                // No overload for a window: calm again. Of threads that
+                // see it, one marks when.
+                if self
+                    .watching_until
+                    .compare_exchange(until, CALM, Ordering::AcqRel, Ordering::Relaxed)
+                    .is_ok()
+                {
+                    self.calm_since.store(now, Ordering::Relaxed);
+                }
+            }
+            if until == CALM || now >= until {
+                self.calm_accepts.fetch_add(1, Ordering::Relaxed);
+                return;
+            }
+        } else {
+            let ends = now.saturating_add(self.window_nanos).max(1);
+            if self.watching_until.fetch_max(ends, Ordering::AcqRel) == CALM {
+                self.carry_calm_accepts(now);
+            }
+        }
+        let slot = self.slot(now);
+        add(&self.requests, slot, 1);
+        if accepted {
+            add(&self.accepts, slot, 1);
+        }
+    }
+
+    /// Carries the requests accepted while calm into the window that the
+    /// first overload starts: all of them if it calmed down less than a
+    /// window ago, else as many as came in a window at the rate they came.
+    fn carry_calm_accepts(&self, now: u64) {
+        let accepted = self.calm_accepts.swap(0, Ordering::Relaxed);
+        let calm_for = now.saturating_sub(self.calm_since.load(Ordering::Relaxed));
+        let in_window = if calm_for <= self.window_nanos {
+            accepted
+        } else {
+            (u128::from(accepted) * u128::from(self.window_nanos) / u128::from(calm_for)) as u64
+        };
+        let slot = self.slot(now);
+        add(&self.requests, slot, in_window);
+        add(&self.accepts, slot, in_window);
+    }
+
+    /// The share of requests to reject at `now`, by the SRE book's formula.
+    fn ratio_at(&self, now: u64) -> f64 {
+        let requests = self.sum(&self.requests, now);
+        if requests < self.min_requests.max(1) {
+            return 0.0;
+        }
+        let accepts = self.sum(&self.accepts, now) as f64;
+        let requests = requests as f64;
+        let ratio = (requests - self.k * accepts) / (requests + 1.0);
+        ratio.clamp(0.0, self.max_rejection)
+    }
+
+    fn slot(&self, now: u64) -> u64 {
+        now / self.slot_nanos.max(1)
+    }
+
+    /// The counts of `cells` in the window that ends in the slot of `now`.
+    fn sum(&self, cells: &[AtomicU64; SLOTS], now: u64) -> u64 {
+        let current = self.slot(now) & INDEX_MASK;
+        cells
+            .iter()
+            .map(|cell| cell.load(Ordering::Relaxed))
+            .filter(|word| {
+                let at = word >> COUNT_BITS;
+                // A count of a later slot than `now`'s was made by a thread
+                // that read the clock after this one: it is in the window.
+                (current.wrapping_sub(at) & INDEX_MASK) < SLOTS as u64
+                    || (at.wrapping_sub(current) & INDEX_MASK) < SLOTS as u64
+            })
+            .map(|word| word & COUNT_MAX)
+            .sum()
+    }
+}
+
+/// Adds `n` to the count of slot `slot` in `cells`: the cell of an older
+/// slot is emptied first; a cell that already holds a newer slot's count
+/// leaves this late count out.
+fn add(cells: &[AtomicU64; SLOTS], slot: u64, n: u64) {
+    let at = slot & INDEX_MASK;
+    let cell = &cells[(slot % SLOTS as u64) as usize];
+    let _ = cell.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |word| {
+        let held = word >> COUNT_BITS;
+        if held == at {
+            Some((at << COUNT_BITS) | ((word & COUNT_MAX) + n).min(COUNT_MAX))
+        } else if (at.wrapping_sub(held) & INDEX_MASK) < (INDEX_MASK >> 1) {
+            Some((at << COUNT_BITS) | n.min(COUNT_MAX))
+        } else {
+            None
+        }
+    });
+}
+
+impl fmt::Debug for AdaptiveThrottle {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("AdaptiveThrottle")
+            .field("k", &self.k)
+            .field("window", &Duration::from_nanos(self.window_nanos))
+            .field("max_rejection", &self.max_rejection)
+            .field("min_requests", &self.min_requests)
+            .field("rejection_ratio", &self.rejection_ratio())
+            .finish_non_exhaustive()
+    }
+}
+
+/// A call that its [`AdaptiveThrottle`] rejected before its first
+/// attempt, because the backend is overloaded.
+///
+/// A function with `throttle = ..` has an error type that implements
+/// `From<Throttled>`; `std::io::Error` does, with kind `Other`, so that an
+/// outer retry loop classifies it as logical and does not retry what the
+/// throttle refused.
+///
+/// ```
+/// use reattempt::Throttled;
+///
+/// let io: std::io::Error = Throttled::new().into();
+/// assert_eq!(io.kind(), std::io::ErrorKind::Other);
+/// assert!(io.get_ref().unwrap().is::<Throttled>());
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Throttled;
+
+impl Throttled {
+    /// The rejection of a call.
+    pub const fn new() -> Throttled {
+        Throttled
+    }
+}
+
+impl fmt::Display for Throttled {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("throttled: the backend is overloaded, and the call was not attempted")
+    }
+}
+
+impl std::error::Error for Throttled {}
+
+impl From<Throttled> for std::io::Error {
+    fn from(throttled: Throttled) -> std::io::Error {
+        std::io::Error::other(throttled)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::class::Classification;
+    use crate::window::Epoch;
+    use std::thread;
+    use std::time::Instant;
+
+    const OVERLOAD: Classification = Classification::rate_limited();
+
+    fn throttle(k: f64) -> AdaptiveThrottle {
+        AdaptiveThrottle::new(k, Duration::from_secs(3600))
+    }
+
+    #[test]
+    fn calm_it_counts_accepts_and_rejects_nothing() {
+        let t = throttle(2.0);
+        for _ in 0..100 {
+            t.record(None);
+            t.record(Some(&Classification::logical()));
+        }
+        assert_eq!((t.requests(), t.accepts()), (200, 200));
+        assert!(t.allows_with(0.0));
+        assert_eq!(t.rejection_ratio(), 0.0);
+    }
+
+    #[test]
+    fn an_overload_carries_the_accepts_before_it_into_its_window() {
+        let t = throttle(2.0);
+        for _ in 0..30 {
+            t.record(None);
+        }
+        t.record(Some(&OVERLOAD));
+        assert_eq!((t.requests(), t.accepts()), (31, 30));
+        assert_eq!(t.rejection_ratio(), 0.0);
+    }
+
+    #[test]
+    fn it_rejects_by_the_sre_formula_within_its_maximum() {
+        let t = throttle(2.0);
+        for _ in 0..10 {
+            t.record(None);
+        }
+        for _ in 0..89 {
+            t.record(Some(&OVERLOAD));
+        }
+        // (99 − 2·10) / 100
+        assert!((t.rejection_ratio() - 0.79).abs() < 1e-9);
+        assert!(!t.allows_with(0.5));
+        assert!(t.allows_with(0.8));
+        // The rejection counts as a request the backend did not accept.
+        assert_eq!((t.requests(), t.accepts()), (100, 10));
+        for _ in 0..1000 {
+            t.record(Some(&OVERLOAD));
+        }
+        assert_eq!(t.rejection_ratio(), AdaptiveThrottle::DEFAULT_MAX_REJECTION);
+        assert!(t.allows_with(0.95));
+    }
+
+    #[test]
+    fn it_never_judges_from_fewer_requests_than_its_minimum() {
+        let t = throttle(1.0).min_requests(5);
+        for _ in 0..4 {
+            t.record(Some(&OVERLOAD));
+        }
+        assert_eq!(t.rejection_ratio(), 0.0);
+        t.record(Some(&OVERLOAD));
+        assert!(t.rejection_ratio() > 0.8);
+    }
+
+    #[test]
+    fn only_an_overload_signal_is_not_accepted() {
+        let t = throttle(2.0);
+        t.record(Some(&OVERLOAD));
+        let not_overload = [
+            Classification::transient(),
+            Classification::logical(),
+            crate::http::status(500),
+            crate::grpc::status(4),
+        ];
+        for class in &not_overload {
+            t.record(Some(class));
+        }
+        let overload = [
+            crate::http::status(503),
+            crate::grpc::status(8),
+            crate::grpc::status(14),
+            Classification::transient().with_retry_after(Duration::from_secs(1)),
+        ];
+        for class in &overload {
+            t.record(Some(class));
+        }
+        assert_eq!((t.requests(), t.accepts()), (9, 4));
+    }
+
+    #[test]
+    fn counts_from_eight_threads_are_exact() {
+        let t = throttle(2.0).max_rejection(0.0);
+        t.record(Some(&OVERLOAD));
+        thread::scope(|scope| {
+            for n in 0..8 {
+                let t = &t;
+                scope.spawn(move || {
+                    for i in 0..5_000 {
+                        if (i + n) % 4 == 0 {
+                            t.record(Some(&OVERLOAD));
+                        } else {
+                            t.record(None);
+                        }
+                        assert!(t.allows(), "a maximum of 0 rejects nothing");
+                    }
+                });
+            }
+        });
+        assert_eq!(t.requests(), 1 + 8 * 5_000);
+        assert_eq!(t.accepts(), 8 * 5_000 / 4 * 3);
+    }
+
+    #[test]
+    fn the_window_forgets_old_counts_and_calms_down() {
+        let t = AdaptiveThrottle {
+            epoch: Epoch::began(Instant::now() - Duration::from_secs(10)),
+            ..AdaptiveThrottle::new(2.0, Duration::from_millis(50))
+        };
+        for _ in 0..50 {
+            t.record(Some(&OVERLOAD));
+        }
+        assert!(t.rejection_ratio() > 0.8);
+        thread::sleep(Duration::from_millis(120));
+        assert_eq!(t.rejection_ratio(), 0.0, "the overloads left the window");
+        t.record(None);
+        assert!(t.is_calm());
+        assert_eq!((t.requests(), t.accepts()), (1, 1));
+    }
+
+    #[test]
+    fn a_late_count_does_not_empty_a_newer_slot() {
+        let cells = [const { AtomicU64::new(0) }; SLOTS];
+        add(&cells, 25, 3);
+        add(&cells, 15, 1);
+        assert_eq!(cells[5].load(Ordering::Relaxed) & COUNT_MAX, 3);
+        add(&cells, 35, 2);
+        assert_eq!(cells[5].load(Ordering::Relaxed) & COUNT_MAX, 2);
+    }
+
+    #[test]
+    fn values_that_make_no_throttle_are_refused_with_what_is_allowed() {
+        let minute = Duration::from_secs(60);
+        for k in [0.0, 0.99, -1.0, f64::NAN, f64::INFINITY] {
+            let refused = AdaptiveThrottle::try_new(k, minute).unwrap_err();
+            assert!(matches!(refused, InvalidThrottle::K(_)), "{k}");
+            assert!(refused.to_string().contains("at least 1"), "{refused}");
+        }
+        let refused = AdaptiveThrottle::try_new(2.0, Duration::ZERO).unwrap_err();
+        assert_eq!(refused, InvalidThrottle::Window);
+        for ratio in [1.0, -0.1, f64::NAN] {
+            let refused = throttle(2.0).try_max_rejection(ratio).unwrap_err();
+            assert!(refused.to_string().contains("below 1"), "{refused}");
+        }
+        assert!(throttle(2.0).try_max_rejection(0.0).is_ok());
+    }
+}

@@ -15,7 +15,7 @@
 //! - [`hooks_and_context`]: hooks, their context, and what the body can
 //!   learn of its attempt.
 //! - [`testing`]: tests of retried code that do not wait.
-//! - [`operations`]: budgets, breakers, limits, dead letters, alerts,
+//! - [`operations`]: budgets, breakers, throttles, fallbacks, limits, dead letters, alerts,
 //!   statistics, metrics, run-time policies, nested retries.
 //! - [`configuration`]: policies read at run time, from text, JSON, TOML,
 //!   a file or Redis, and replaced while calls run; retrying for ever.

@@ -428,6 +428,29 @@ impl<'p, B: Backoff, C: Clock> Call<'p, B, C> {
         R::from_throttled(throttled)
     }
 
+    /// Under `fallback = ..`: whether the call's fallback answers it
+    /// (a dynamic policy may turn it off).
+    #[inline]
+    pub fn falls_back(&self) -> bool {
+        self.policy.fallback
+    }
+
+    /// The call gave up, and its fallback answered: logged, counted, and
+    /// said on the call's span, after everything its giving up recorded.
+    #[cold]
+    #[inline(never)]
+    pub fn fell_back(&mut self, fields: impl Fields) {
+        self.frame.site.fell_back();
+        if let Some(spans) = &*self.spans {
+            spans.fell_back();
+        }
+        if log::wanted(tracing::Level::INFO) {
+            log::fell_back(self.frame.site.name(), &self.frame.call_id, &|| {
+                fields.span()
+            });
+        }
+    }
+
     /// A call that gives up for `reason` before its first attempt, which
     /// `error` stands for, with the code `code`.
     fn not_attempted(

@@ -36,6 +36,7 @@ pub mod dead_letter;
 mod default_timer;
 pub mod dynamic;
 mod export;
+mod fallback;
 #[cfg(feature = "redis-fleet")]
 pub mod fleet;
 mod give_up;

@@ -15,14 +15,16 @@
 //! | `code` | the error's code, when the classifier knew it |
 //! | `error` | the error, by `Display` when it has one, else `Debug` |
 //! | `delay_ms` | the wait before the next attempt (WARN only) |
-//! | `reason` | why the call gave up (ERROR only): `exhausted`, `deadline`, `permanent`, `validation`, `retry_after_too_long`, `budget`, `nested`, `maybe_applied`, `breaker` |
+//! | `reason` | why the call gave up (ERROR only): `exhausted`, `deadline`, `permanent`, `validation`, `retry_after_too_long`, `budget`, `nested`, `maybe_applied`, `breaker`, `throttled` |
 //! | `retry_after_ms`, `max_retry_after_ms` | the delay the server asked for, and (for `retry_after_too_long`) the limit it passed (ERROR only, when there is one) |
 //! | `elapsed_ms` | time since the call started, its first attempt included: a call reads its clock as it starts when a subscriber listens to these events (or it has a deadline, hooks, a dead-letter sink, or the `timing` feature is on). Absent from the events of a call that started before any subscriber listened |
 //!
 //! Levels: WARN for a failed attempt that will be retried, ERROR when the
 //! call gives up, INFO when a call succeeds after retries.
 //!
-//! Also: an ERROR `alert: the same failure repeated` (fields `function`,
+//! Also: an INFO `a fallback answered` (fields `function`, `call_id`)
+//! after the ERROR of a call that gave up and whose `fallback` answered;
+//! an ERROR `alert: the same failure repeated` (fields `function`,
 //! `call_id`, `class`, `code`, `count`) for `alert_after`; a WARN, once per
 //! function, when a retried call retries inside another (`function`,
 //! `outer`, `call_id`); a WARN, once per function, the first time a call
@@ -183,6 +185,17 @@ pub(crate) fn gave_up<B>(
         max_retry_after_ms = (reason == GiveUp::RetryAfterTooLong).then(|| millis(about.policy.max_retry_after)),
         elapsed_ms = about.elapsed.map(millis),
         "giving up",
+    );
+}
+
+/// The call gave up, and its fallback answered instead of the error.
+pub(crate) fn fell_back(function: &'static str, call_id: &CallIdCell, span: &dyn Fn() -> Span) {
+    let _fields = span().entered();
+    tracing::info!(
+        target: "reattempt",
+        function,
+        call_id = %call_id.id(),
+        "a fallback answered",
     );
 }
 

@@ -49,6 +49,9 @@ pub struct Policy<B = Exponential> {
     pub(crate) budget: Option<&'static RetryBudget>,
     pub(crate) breaker: Option<&'static RetryBreaker>,
     pub(crate) throttle: Option<&'static AdaptiveThrottle>,
+    /// Whether a function's `fallback` answers when it gives up: a
+    /// dynamic policy may turn it off.
+    pub(crate) fallback: bool,
     pub(crate) limit: Option<&'static ConcurrencyLimit>,
     pub(crate) dead_letter: Option<&'static dyn DeadLetter>,
     pub(crate) alert_after: Option<NonZeroU32>,
@@ -152,6 +155,7 @@ impl<B: core::fmt::Debug> core::fmt::Debug for Policy<B> {
             .field("budget", &self.budget.is_some())
             .field("breaker", &self.breaker.is_some())
             .field("throttle", &self.throttle.is_some())
+            .field("fallback", &self.fallback)
             .field("limit", &self.limit.is_some())
             .field("dead_letter", &self.dead_letter.is_some())
             .field("alert_after", &self.alert_after)
@@ -186,6 +190,7 @@ impl<B> Policy<B> {
             budget: None,
             breaker: None,
             throttle: None,
+            fallback: true,
             limit: None,
             dead_letter: None,
             alert_after: None,

@@ -36,6 +36,11 @@ pub use crate::policy::Policy;
 pub use crate::policy::{Idempotent, Nested};
 pub use crate::preset::external_api;
 
+/// What answers a call that gave up, under `fallback = ..`.
+pub mod fallback {
+    pub use crate::fallback::{error_of, like};
+}
+
 /// The presets' values, which the expansion names.
 pub mod preset {
     pub use crate::preset::{EXTERNAL_API, INTERNAL, NETWORK};

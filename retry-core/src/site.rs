@@ -62,6 +62,7 @@ pub struct Site {
     pub(crate) timed: AtomicU64,
     pub(crate) alerts: AtomicU64,
     pub(crate) cancelled: AtomicU64,
+    pub(crate) fell_back: AtomicU64,
     /// Whether `streak` counts anything, so a success need not lock it.
     streak_active: AtomicBool,
     streak: Mutex<Streak>,
@@ -137,6 +138,7 @@ impl Site {
         timed: AtomicU64::new(0),
         alerts: AtomicU64::new(0),
         cancelled: AtomicU64::new(0),
+        fell_back: AtomicU64::new(0),
         streak_active: AtomicBool::new(false),
         streak: Mutex::new(Streak {
             class: Class::Transient,
@@ -215,6 +217,11 @@ impl Site {
             self.add_time(elapsed);
         }
         export::call_ended(&self.labels, Ended::FirstTry, elapsed);
+    }
+
+    /// A call that gave up, answered by its fallback.
+    pub(crate) fn fell_back(&'static self) {
+        self.fell_back.fetch_add(1, Ordering::Relaxed);
     }
 
     /// A call dropped before it ended.

@@ -5,7 +5,7 @@
 //!
 //! | span | fields |
 //! |---|---|
-//! | `retry.call` | `otel.name` and `code.function.name` (the function), `retry.attempts`; on a give-up `otel.status_code = "ERROR"`, `error.type` and `retry.give_up` |
+//! | `retry.call` | `otel.name` and `code.function.name` (the function), `retry.attempts`; on a give-up `otel.status_code = "ERROR"`, `error.type` and `retry.give_up`, and `retry.fallback = true` when a fallback answered |
 //! | `retry.attempt` | `retry.attempt` (1 for the first); in a hedged call, `retry.hedge` (whether the attempt started beside a slow one); `http.request.resend_count` on attempts after the first of an HTTP call; on a failure `otel.status_code = "ERROR"`, `error.type` (the code, else the class), and the code under its convention name: `http.response.status_code`, `db.response.status_code` or `rpc.grpc.status_code` |
 //!
 //! A failure that was retried and then handled marks only its attempt's
@@ -50,6 +50,7 @@ pub(crate) fn start_watched(site: &'static Site) -> Option<Box<Spans>> {
         code.function.name = function,
         retry.attempts = Empty,
         retry.give_up = Empty,
+        retry.fallback = Empty,
         retry.idempotency_key = Empty,
         otel.status_code = Empty,
         error.type = Empty,
@@ -143,6 +144,11 @@ impl Spans {
     /// The call ended after `attempts` attempts.
     pub(crate) fn ended(&self, attempts: u32) {
         self.call.record("retry.attempts", i64::from(attempts));
+    }
+
+    /// The call gave up, and its fallback answered.
+    pub(crate) fn fell_back(&self) {
+        self.call.record("retry.fallback", true);
     }
 
     /// The call gave up after `class`, for `reason`.

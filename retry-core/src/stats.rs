@@ -74,6 +74,9 @@ pub struct Stats {
     pub timed_calls: u64,
     /// Alerts raised (`alert_after`).
     pub alerts: u64,
+    /// Calls that gave up and were answered by their `fallback`: counted
+    /// in [`give_ups`](Self::give_ups) too, by the reason they gave up.
+    pub fallbacks: u64,
     /// Calls dropped before they ended: an async call's future dropped
     /// during an attempt, a wait or a hook (by a timeout, a `select!`, a
     /// shutdown), the `after` hook of a success included, or a body or a
@@ -116,6 +119,7 @@ impl Stats {
             timed_calls: count(&site.timed),
             alerts: count(&site.alerts),
             cancelled,
+            fallbacks: count(&site.fell_back),
         }
     }
 }
@@ -210,6 +214,7 @@ pub fn get(function: &str) -> Option<Stats> {
         sum.timed_calls += more.timed_calls;
         sum.alerts += more.alerts;
         sum.cancelled += more.cancelled;
+        sum.fallbacks += more.fallbacks;
         sum
     }))
 }

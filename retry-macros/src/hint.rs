@@ -20,6 +20,7 @@ pub const KEYS: &[&str] = &[
     "budget",
     "breaker",
     "throttle",
+    "fallback",
     "limit",
     "dead_letter",
     "alert_after",

@@ -189,6 +189,7 @@ fn runs_only_the_body(args: &Args) -> bool {
         && !matches!(args.on, Some(On::Closure(_)))
         && args.limit.is_none()
         && args.throttle.is_none()
+        && args.fallback.is_none()
         && args.breaker.as_ref().is_none_or(|breaker| !breaker.classic)
 }
 
@@ -255,6 +256,7 @@ mod tests {
             "limit = L",
             "breaker = classic(B)",
             "throttle = T",
+            "fallback = cached",
             "policy = dynamic()",
             "deadline = (secs(2))",
             "backoff = |n| ms(n)",

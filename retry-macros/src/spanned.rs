@@ -73,7 +73,7 @@ pub(crate) fn own_sleep_awaited(sleeper: Span) -> TokenStream {
 
 /// `(tokens)`, its parentheses at `span`: what a call's span runs to, or
 /// from, while the names inside keep the expansion's hygiene.
-fn parenthesized(span: Span, tokens: TokenStream) -> Group {
+pub(crate) fn parenthesized(span: Span, tokens: TokenStream) -> Group {
     let mut group = Group::new(Delimiter::Parenthesis, tokens);
     group.set_span(span);
     group

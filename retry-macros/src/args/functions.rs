@@ -1,6 +1,6 @@
 //! The arguments that take a function, a closure or an expression of the
-//! user's, which the expansion calls: `if_result`, the hooks, `on_alert`,
-//! `policy` and `sleep`.
+//! user's, which the expansion calls: `if_result`, the hooks, `fallback`,
+//! `on_alert`, `policy` and `sleep`.
 
 use syn::Expr;
 use syn::parse::ParseStream;
@@ -22,6 +22,14 @@ pub(super) fn hook(input: ParseStream, name: &str) -> syn::Result<Expr> {
         input,
         name,
         "a hook: a function or closure taking `&reattempt::hooks::Context<'_, R>`, where `R` is the return type",
+    )
+}
+
+pub(super) fn fallback(input: ParseStream) -> syn::Result<Expr> {
+    function(
+        input,
+        "fallback",
+        "a function of the last error that returns the function's return type, which may take the function's arguments after the error, by reference; or a closure of the error",
     )
 }
 

@@ -65,8 +65,10 @@ impl Parts<'_> {
         let after = self.hook_with(&args.hooks.after, seen_after.clone());
         let on_retry = self.hook_with(&args.hooks.on_retry, seen_after.clone());
         let on_give_up = self.hook_with(&args.hooks.on_give_up, seen_after);
+        let on_give_up = self.with_fallback(args, on_give_up);
         let taken = self.decision_taken(&after, &on_retry, &on_give_up);
         let refused = self.hook(&args.hooks.on_give_up, true);
+        let refused = self.with_fallback(args, refused);
         let refusal = self.refusal(args, &refused);
         // What an arm binds and no hook reads is not bound.
         let bound = |used: bool, name: TokenStream| if used { name } else { code!(_) };

@@ -38,6 +38,7 @@ impl Parts<'_> {
         let after = self.hook(&args.hooks.after, true);
         let on_retry = self.hook(&args.hooks.on_retry, true);
         let on_give_up = self.hook(&args.hooks.on_give_up, true);
+        let on_give_up = self.with_fallback(args, on_give_up);
         // Waiting in the next attempt, the attempt opens its own span after
         // the wait.
         let in_next_attempt = self.shape == Shape::Async(Wait::InNextAttempt);

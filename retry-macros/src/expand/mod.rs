@@ -6,6 +6,7 @@
 mod attempt;
 mod classifier;
 mod clones;
+mod fallback;
 mod hedged;
 mod judge;
 mod looped;
@@ -85,6 +86,7 @@ pub fn expand(args: Args, function: Function) -> syn::Result<TokenStream> {
             _ => None,
         },
         policy: policy_ref,
+        arguments: arguments(&sig),
     };
     let prelude = || {
         let call = call_state(&args, &private, &parts.policy, shape);
@@ -168,6 +170,22 @@ fn private_import(krate: Option<&syn::Path>, private: &Ident) -> TokenStream {
     }
 }
 
+/// The names of the function's arguments but `self`; none when one of
+/// them is a pattern, which names no single value.
+fn arguments(sig: &syn::Signature) -> Vec<Ident> {
+    let mut names = Vec::new();
+    for input in &sig.inputs {
+        match input {
+            syn::FnArg::Receiver(_) => {}
+            syn::FnArg::Typed(typed) => match &*typed.pat {
+                syn::Pat::Ident(pat) if pat.subpat.is_none() => names.push(pat.ident.clone()),
+                _ => return Vec::new(),
+            },
+        }
+    }
+    names
+}
+
 /// What every part of the loop needs to know.
 struct Parts<'a> {
     private: &'a Ident,
@@ -186,6 +204,9 @@ struct Parts<'a> {
     classified_at: Option<Span>,
     /// The call's policy, as `scope` and `decide` take it.
     policy: TokenStream,
+    /// The function's arguments but `self`, which a fallback may take by
+    /// reference: none where one of them is a pattern.
+    arguments: Vec<Ident>,
 }
 
 impl Parts<'_> {

@@ -1,0 +1,195 @@
+//! What answers a call that gave up for good (`fallback = ..`): a
+//! function of the last error, and of the function's arguments by
+//! reference when its signature asks for them. Which of the two a
+//! fallback is, the compiler picks from its signature ([`Fallback`]'s
+//! marker), so that one that fits neither is one error at the argument.
+
+use core::future::Future;
+use core::marker::PhantomData;
+
+/// A fallback that takes the last error alone.
+#[derive(Debug)]
+pub enum ErrorOnly {}
+
+/// A fallback that also takes the function's arguments by reference.
+#[derive(Debug)]
+pub enum WithArguments {}
+
+/// An async function's fallback that returns a future of `Fut`, where
+/// `M` says what it takes: the future's type is part of the marker, as
+/// nothing else would name it.
+#[derive(Debug)]
+pub struct Awaited<M, Fut>(PhantomData<(M, Fut)>);
+
+/// A function that answers a call of a sync function that gave up with
+/// error `E`, given the function's arguments `A` (a tuple of references),
+/// with the function's outcome `R`.
+#[diagnostic::on_unimplemented(
+    message = "`fallback = ..` does not fit this function",
+    label = "expected a function `fn({E}) -> {R}`, which may take the function's arguments after the error",
+    note = "a fallback takes the last error, then, if it asks for them, the function's arguments by reference and in order: here `{A}`"
+)]
+pub trait Fallback<E, A, R, M> {
+    /// The answer to a call that gave up with `error`.
+    fn answer(self, error: E, arguments: A) -> R;
+}
+
+/// [`Fallback`] for an async function, whose fallback may also be an
+/// `async fn`.
+#[diagnostic::on_unimplemented(
+    message = "`fallback = ..` does not fit this function",
+    label = "expected a function `fn({E}) -> {R}`, or an `async fn` of the error that returns `{R}`; either may take the function's arguments after the error",
+    note = "a fallback takes the last error, then, if it asks for them, the function's arguments by reference and in order: here `{A}`"
+)]
+pub trait AsyncFallback<E, A, R, M> {
+    /// The answer to a call that gave up with `error`, to await.
+    fn answer(self, error: E, arguments: A) -> impl Future<Output = R>;
+}
+
+impl<F: FnOnce(E) -> R, E, A, R> Fallback<E, A, R, ErrorOnly> for F {
+    #[inline]
+    fn answer(self, error: E, _: A) -> R {
+        self(error)
+    }
+}
+
+impl<F: FnOnce(E) -> R, E, A, R> AsyncFallback<E, A, R, ErrorOnly> for F {
+    #[inline]
+    fn answer(self, error: E, _: A) -> impl Future<Output = R> {
+        core::future::ready(self(error))
+    }
+}
+
+impl<F, Fut, E, A, R> AsyncFallback<E, A, R, Awaited<ErrorOnly, Fut>> for F
+where
+    F: FnOnce(E) -> Fut,
+    Fut: Future<Output = R>,
+{
+    #[inline]
+    fn answer(self, error: E, _: A) -> impl Future<Output = R> {
+        self(error)
+    }
+}
+
+macro_rules! with_arguments {
+    ($($argument:ident),+) => {
+        impl<F, E, R, $($argument),+> Fallback<E, ($($argument,)+), R, WithArguments> for F
+        where
+            F: FnOnce(E, $($argument),+) -> R,
+        {
+            #[inline]
+            #[allow(non_snake_case, reason = "the arguments are named by their types")]
+            fn answer(self, error: E, ($($argument,)+): ($($argument,)+)) -> R {
+                self(error, $($argument),+)
+            }
+        }
+
+        impl<F, E, R, $($argument),+> AsyncFallback<E, ($($argument,)+), R, WithArguments> for F
+        where
+            F: FnOnce(E, $($argument),+) -> R,
+        {
+            #[inline]
+            #[allow(non_snake_case, reason = "the arguments are named by their types")]
+            fn answer(self, error: E, ($($argument,)+): ($($argument,)+)) -> impl Future<Output = R> {
+                core::future::ready(self(error, $($argument),+))
+            }
+        }
+
+        impl<F, Fut, E, R, $($argument),+> AsyncFallback<E, ($($argument,)+), R, Awaited<WithArguments, Fut>> for F
+        where
+            F: FnOnce(E, $($argument),+) -> Fut,
+            Fut: Future<Output = R>,
+        {
+            #[inline]
+            #[allow(non_snake_case, reason = "the arguments are named by their types")]
+            fn answer(self, error: E, ($($argument,)+): ($($argument,)+)) -> impl Future<Output = R> {
+                self(error, $($argument),+)
+            }
+        }
+    };
+}
+
+with_arguments!(A1);
+with_arguments!(A1, A2);
+with_arguments!(A1, A2, A3);
+with_arguments!(A1, A2, A3, A4);
+with_arguments!(A1, A2, A3, A4, A5);
+with_arguments!(A1, A2, A3, A4, A5, A6);
+with_arguments!(A1, A2, A3, A4, A5, A6, A7);
+with_arguments!(A1, A2, A3, A4, A5, A6, A7, A8);
+
+/// An outcome a fallback can answer: one with an error to hand it.
+#[diagnostic::on_unimplemented(
+    message = "`fallback = ..` needs a function that returns `Result<T, E>`, not `{Self}`",
+    label = "a fallback is handed the last error, and this return type has none",
+    note = "to answer a value that `if_result` rejected, return it in a `Result` and handle it there"
+)]
+pub trait Answerable: Sized {
+    /// What the fallback is handed.
+    type Error;
+    /// The outcome's error, or the outcome when it has none: a value that
+    /// was judged a failure is returned as it is.
+    fn error_of(self) -> Result<Self::Error, Self>;
+}
+
+impl<T, E> Answerable for Result<T, E> {
+    type Error = E;
+
+    #[inline]
+    fn error_of(self) -> Result<E, Self> {
+        match self {
+            Err(error) => Ok(error),
+            ok => Err(ok),
+        }
+    }
+}
+
+/// The last outcome's error, to hand to the fallback, or the outcome.
+#[inline]
+pub fn error_of<R: Answerable>(outcome: R) -> Result<R::Error, R> {
+    outcome.error_of()
+}
+
+/// The function's outcome type, which the answer must be, and its
+/// arguments, by reference: the receiver of the calls that make the
+/// answer, so that both types are known before the fallback is matched
+/// against them.
+#[derive(Debug)]
+pub struct Like<R, A>(PhantomData<R>, A);
+
+/// The outcome type of `outcome`, with the arguments a fallback may take.
+#[inline]
+pub fn like<R, A>(_: &R, arguments: A) -> Like<R, A> {
+    Like(PhantomData, arguments)
+}
+
+impl<R, A> Like<R, A> {
+    /// The answer of a sync function's fallback named by its path, which
+    /// may take the arguments.
+    #[inline]
+    pub fn answer<F, E, M>(self, error: E, fallback: F) -> R
+    where
+        F: Fallback<E, A, R, M>,
+    {
+        fallback.answer(error, self.1)
+    }
+
+    /// The answer of an async function's fallback named by its path, to
+    /// await.
+    #[inline]
+    pub fn answer_async<F, E, M>(self, error: E, fallback: F) -> impl Future<Output = R>
+    where
+        F: AsyncFallback<E, A, R, M>,
+    {
+        fallback.answer(error, self.1)
+    }
+
+    /// The answer of a fallback written as a closure, which takes the
+    /// error alone (it sees the arguments where it is written) and answers
+    /// at once: bound as a closure, so that its argument's type is
+    /// inferred.
+    #[inline]
+    pub fn answer_by_closure<E>(self, error: E, fallback: impl FnOnce(E) -> R) -> R {
+        fallback(error)
+    }
+}

@@ -1,0 +1,233 @@
+//! `fallback = ..`: a call that gives up for good is answered by its
+//! fallback, given the last error (and the arguments, by reference, when
+//! its signature asks for them), once, after its give-up was logged,
+//! counted and recorded; a success never reaches it.
+
+use std::io::{self, ErrorKind};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::Duration;
+
+use reattempt::dead_letter::Memory;
+use reattempt::{AdaptiveThrottle, Class, GiveUp, Throttled, retry};
+
+mod common;
+
+fn no_wait(_: Duration) {}
+
+static RECORDS: Memory = Memory::new();
+static RECORDED_BEFORE_ANSWER: AtomicU32 = AtomicU32::new(0);
+
+/// A cached price: what the backend last said.
+fn cached_price(error: io::Error) -> io::Result<u32> {
+    assert_eq!(error.kind(), ErrorKind::ConnectionReset, "the last error");
+    RECORDED_BEFORE_ANSWER.store(RECORDS.records().len() as u32, Ordering::SeqCst);
+    Ok(90)
+}
+
+#[retry(max = 3, backoff = none, sleep = no_wait, dead_letter = RECORDS, fallback = cached_price)]
+fn price() -> io::Result<u32> {
+    Err(ErrorKind::ConnectionReset.into())
+}
+
+#[test]
+fn a_call_that_gives_up_is_answered_by_its_fallback_after_its_record() {
+    let (events, _) = common::capture_logs(|| {
+        assert_eq!(price().unwrap(), 90);
+    });
+    assert_eq!(
+        RECORDED_BEFORE_ANSWER.load(Ordering::SeqCst),
+        1,
+        "recorded first"
+    );
+    let record = &RECORDS.take()[0];
+    assert_eq!((record.reason, record.attempts), (GiveUp::Exhausted, 3));
+    let stats = reattempt::stats::get("fallback::price").unwrap();
+    assert_eq!((stats.give_ups.exhausted, stats.fallbacks), (1, 1));
+    let messages: Vec<_> = events
+        .iter()
+        .filter_map(|e| e["fields"]["message"].as_str())
+        .filter(|m| !m.starts_with("attempt failed"))
+        .collect();
+    assert_eq!(messages, ["giving up", "a fallback answered"], "{events:?}");
+    let answered = events
+        .iter()
+        .find(|e| e["fields"]["message"] == "a fallback answered")
+        .unwrap();
+    assert_eq!(answered["level"], "INFO");
+    assert_eq!(answered["fields"]["function"], "fallback::price");
+}
+
+static CALLED: AtomicU32 = AtomicU32::new(0);
+
+fn counted(_: io::Error) -> io::Result<u32> {
+    CALLED.fetch_add(1, Ordering::SeqCst);
+    Ok(0)
+}
+
+#[retry(max = 2, backoff = none, fallback = counted)]
+fn succeeds() -> io::Result<u32> {
+    Ok(7)
+}
+
+#[test]
+fn a_success_never_reaches_the_fallback() {
+    for _ in 0..10 {
+        assert_eq!(succeeds().unwrap(), 7);
+    }
+    assert_eq!(CALLED.load(Ordering::SeqCst), 0);
+    assert_eq!(
+        reattempt::stats::get("fallback::succeeds")
+            .unwrap()
+            .fallbacks,
+        0
+    );
+}
+
+/// Takes the function's arguments after the error, by reference.
+fn default_for(error: io::Error, item: &u32, region: &&str) -> io::Result<String> {
+    Ok(format!(
+        "{item} in {region}: default after {}",
+        error.kind()
+    ))
+}
+
+#[retry(max = 2, backoff = none, sleep = no_wait, fallback = default_for)]
+fn describe(item: u32, region: &str) -> io::Result<String> {
+    let _ = (item, region);
+    Err(ErrorKind::TimedOut.into())
+}
+
+#[test]
+fn a_fallback_may_take_the_arguments_by_reference() {
+    assert_eq!(
+        describe(4, "eu").unwrap(),
+        "4 in eu: default after timed out"
+    );
+}
+
+#[retry(max = 2, backoff = none, sleep = no_wait, fallback = |error: io::Error| Ok(format!("{id}: {error}")))]
+fn by_closure(id: u32) -> io::Result<String> {
+    let _ = id;
+    Err(io::Error::new(ErrorKind::TimedOut, "slow"))
+}
+
+#[test]
+fn a_closure_fallback_sees_the_arguments_where_it_is_written() {
+    assert_eq!(by_closure(3).unwrap(), "3: slow");
+}
+
+#[retry(max = 3, backoff = none, if_result = |n: &u32| *n == 0, fallback = counted)]
+fn zero() -> io::Result<u32> {
+    Ok(0)
+}
+
+#[test]
+fn a_call_that_gave_up_on_a_value_returns_the_value() {
+    let before = CALLED.load(Ordering::SeqCst);
+    assert_eq!(zero().unwrap(), 0);
+    assert_eq!(
+        CALLED.load(Ordering::SeqCst),
+        before,
+        "the fallback answers errors"
+    );
+}
+
+fn panics(_: io::Error) -> io::Result<u32> {
+    panic!("the fallback's own panic");
+}
+
+#[retry(max = 1, fallback = panics)]
+fn fails_then_panics() -> io::Result<u32> {
+    Err(ErrorKind::ConnectionRefused.into())
+}
+
+#[test]
+fn a_fallback_that_panics_is_the_callers_panic_and_leaves_the_give_up_counted() {
+    let panicked = std::panic::catch_unwind(fails_then_panics).unwrap_err();
+    assert_eq!(
+        panicked.downcast_ref::<&str>(),
+        Some(&"the fallback's own panic")
+    );
+    let stats = reattempt::stats::get("fallback::fails_then_panics").unwrap();
+    assert_eq!(
+        (
+            stats.calls,
+            stats.give_ups.exhausted,
+            stats.fallbacks,
+            stats.cancelled
+        ),
+        (1, 1, 0, 0)
+    );
+}
+
+static ALWAYS: AdaptiveThrottle = AdaptiveThrottle::new(1.0, Duration::from_secs(600))
+    .min_requests(1)
+    .max_rejection(0.99);
+
+fn degraded(error: io::Error) -> io::Result<&'static str> {
+    Ok(if error.get_ref().is_some_and(|e| e.is::<Throttled>()) {
+        "degraded: throttled"
+    } else {
+        "degraded"
+    })
+}
+
+/// Every error is an overload signal here.
+#[retry(max = 1, throttle = ALWAYS, on = |_: &io::Error| Class::RateLimited, fallback = degraded)]
+fn overloaded() -> io::Result<&'static str> {
+    Err(io::Error::new(ErrorKind::ConnectionRefused, "503"))
+}
+
+#[test]
+fn a_throttled_call_is_answered_by_its_fallback() {
+    let answers: Vec<_> = (0..200).map(|_| overloaded().unwrap()).collect();
+    let throttled = answers
+        .iter()
+        .filter(|a| **a == "degraded: throttled")
+        .count();
+    assert!(throttled >= 100, "{throttled} of 200 throttled");
+    let stats = reattempt::stats::get("fallback::overloaded").unwrap();
+    assert_eq!(stats.give_ups.throttled, throttled as u64);
+    assert_eq!(stats.fallbacks, 200);
+}
+
+async fn fetch_from_replica(error: io::Error, key: &&str) -> io::Result<String> {
+    tokio::task::yield_now().await;
+    Ok(format!("{key} from the replica, after {}", error.kind()))
+}
+
+#[retry(max = 2, backoff = none, fallback = fetch_from_replica)]
+async fn fetch(key: &str) -> io::Result<String> {
+    let _ = key;
+    Err(ErrorKind::ConnectionReset.into())
+}
+
+#[retry(max = 2, backoff = none, fallback = |_| Ok(String::from("cached")))]
+async fn fetch_cached(key: &str) -> io::Result<String> {
+    let _ = key;
+    Err(ErrorKind::ConnectionReset.into())
+}
+
+#[retry(max = 2, backoff = none, hedge = 10ms, fallback = counted)]
+async fn hedged() -> io::Result<u32> {
+    Err(ErrorKind::ConnectionReset.into())
+}
+
+#[tokio::test]
+async fn an_async_fallback_is_awaited_and_a_sync_one_answers_at_once() {
+    let answers = async {
+        assert_eq!(
+            fetch("k").await.unwrap(),
+            "k from the replica, after connection reset"
+        );
+        assert_eq!(fetch_cached("k").await.unwrap(), "cached");
+        let before = CALLED.load(Ordering::SeqCst);
+        assert_eq!(hedged().await.unwrap(), 0);
+        assert_eq!(CALLED.load(Ordering::SeqCst), before + 1);
+    };
+    tokio::time::timeout(Duration::from_secs(30), answers)
+        .await
+        .expect("bounded");
+    let stats = reattempt::stats::get("fallback::fetch").unwrap();
+    assert_eq!((stats.give_ups.exhausted, stats.fallbacks), (1, 1));
+}

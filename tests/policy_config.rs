@@ -176,6 +176,54 @@ mod serde {
         );
     }
 
+    #[test]
+    fn overload_settings_read_and_write_as_the_text_form_says_them() {
+        let policy: DynamicPolicy = serde_json::from_str(
+            r#"{ "fallback": false, "throttle_k": 3, "throttle_window": "1m" }"#,
+        )
+        .unwrap();
+        let expected = DynamicPolicy::new()
+            .fallback(false)
+            .throttle_k(3.0)
+            .throttle_window(Duration::from_secs(60));
+        assert_eq!(policy, expected);
+        let written = serde_json::to_value(expected).unwrap();
+        assert_eq!(
+            written,
+            serde_json::json!({ "fallback": "off", "throttle_k": 3.0, "throttle_window": "1m" })
+        );
+        assert_eq!(
+            serde_json::from_value::<DynamicPolicy>(written).unwrap(),
+            expected
+        );
+        let from_env: DynamicPolicy =
+            serde_json::from_str(r#"{ "fallback": "on", "throttle_k": "1.5" }"#).unwrap();
+        assert_eq!(
+            from_env,
+            DynamicPolicy::new().fallback(true).throttle_k(1.5)
+        );
+        for (json, words) in [
+            (
+                r#"{ "fallback": "maybe" }"#,
+                "expected \"on\", \"off\", true or false for `fallback`",
+            ),
+            (
+                r#"{ "throttle_k": [] }"#,
+                "expected a number for `throttle_k`",
+            ),
+            (r#"{ "throttle_k": 0.5 }"#, "K is at least 1"),
+            (
+                r#"{ "throttle_window": "0s" }"#,
+                "window is longer than zero",
+            ),
+        ] {
+            let error = serde_json::from_str::<DynamicPolicy>(json)
+                .unwrap_err()
+                .to_string();
+            assert!(error.contains(words), "{json}: {error}");
+        }
+    }
+
     /// Each error case, with the words its message must hold.
     #[test]
     fn every_error_names_its_field_and_what_it_takes() {

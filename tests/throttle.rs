@@ -180,6 +180,33 @@ fn eight_threads_of_successes_are_counted_exactly_and_never_throttled() {
     assert_eq!(stats.first_try_successes, 16_000);
 }
 
+static TUNED: AdaptiveThrottle = AdaptiveThrottle::new(2.0, Duration::from_secs(600));
+static TUNING: reattempt::dynamic::PolicyCell =
+    reattempt::dynamic::PolicyCell::new(reattempt::dynamic::DynamicPolicy::new());
+
+#[retry(max = 1, throttle = TUNED, policy = TUNING)]
+fn tuned() -> Result<(), ApiError> {
+    Err(ApiError::Overloaded)
+}
+
+#[test]
+fn a_dynamic_policy_sets_the_throttles_k_and_window() {
+    TUNING.set("throttle_k = 1".parse().unwrap());
+    for _ in 0..10 {
+        assert_eq!(tuned(), Err(ApiError::Overloaded));
+    }
+    // K = 1 over 10 requests, none accepted: 10 / 11.
+    let ratio = TUNED.rejection_ratio();
+    assert_eq!(ratio, AdaptiveThrottle::DEFAULT_MAX_REJECTION, "{TUNED:?}");
+    TUNING.set("throttle_k = 1, throttle_window = 1m".parse().unwrap());
+    let _ = tuned();
+    assert!(
+        TUNED.requests() <= 1,
+        "a new window counts afresh: {TUNED:?}"
+    );
+    assert!(format!("{TUNED:?}").contains("window: 60s"), "{TUNED:?}");
+}
+
 static RECOVERING: AdaptiveThrottle = AdaptiveThrottle::new(2.0, Duration::from_millis(300));
 static DOWN: AtomicBool = AtomicBool::new(true);
 

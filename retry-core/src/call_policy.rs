@@ -77,6 +77,10 @@ const TIMEOUT_LEFT_OUT: u32 = 7;
 /// hedge is logged, after the log's own kinds.
 const HEDGE_LEFT_OUT: u32 = 9;
 
+/// The kind under which dynamic throttle settings for a function that
+/// names no throttle are logged.
+const THROTTLE_LEFT_OUT: u32 = 11;
+
 /// The policy of one call: the dynamic one when valid, else the static one
 /// with a WARN, once per kind of problem (the first value of each kind is
 /// the one logged). Where attempts cannot be cut (`cuts` is false: a sync
@@ -113,6 +117,19 @@ fn resolve(
                               hedging off or change its delay, not turn it on",
                     "dynamic hedge left out",
                 );
+            }
+            let tuned = dynamic.throttle_k.is_some() || dynamic.throttle_window.is_some();
+            match base.throttle {
+                Some(throttle) if tuned => {
+                    throttle.tune(dynamic.throttle_k, dynamic.throttle_window)
+                }
+                None if tuned && site.first_time(THROTTLE_LEFT_OUT) => tracing::warn!(
+                    target: "reattempt",
+                    function = site.name(),
+                    reason = "the function names no throttle",
+                    "dynamic throttle_k and throttle_window left out",
+                ),
+                _ => {}
             }
             policy
         }
@@ -152,6 +169,8 @@ mod tests {
             InvalidPolicy::Zero("deadline").kind(),
             InvalidPolicy::TooManyAttemptsWithoutDeadline(5_000).kind(),
             InvalidPolicy::Percentile(100).kind(),
+            InvalidPolicy::Throttle(crate::throttle::InvalidThrottle::Window).kind(),
+            THROTTLE_LEFT_OUT,
             TIMEOUT_LEFT_OUT,
             HEDGE_LEFT_OUT,
             crate::log::RETRYING_FOR_EVER,

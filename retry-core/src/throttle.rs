@@ -67,11 +67,13 @@ const INDEX_MASK: u64 = u64::MAX >> COUNT_BITS;
 /// static BAD: AdaptiveThrottle = AdaptiveThrottle::new(0.5, Duration::from_secs(120));
 /// ```
 pub struct AdaptiveThrottle {
-    k: f64,
+    /// K, as the bits of an `f64`: a dynamic policy may change it.
+    k: AtomicU64,
     max_rejection: f64,
     min_requests: u64,
-    window_nanos: u64,
-    slot_nanos: u64,
+    /// The window's length, which a dynamic policy may change: its slots
+    /// are a tenth of it.
+    window_nanos: AtomicU64,
     epoch: Epoch,
     /// When the window of the last overload ends, in nanoseconds from
     /// `epoch`; [`CALM`] when no overload was seen since it last ended.
@@ -130,6 +132,19 @@ const fn check(k: f64, window: Duration, max_rejection: f64) -> Result<(), Inval
     Ok(())
 }
 
+/// Checks what a dynamic policy sets of a throttle (`throttle_k`,
+/// `throttle_window`).
+pub(crate) fn check_tuning(
+    k: Option<f64>,
+    window: Option<Duration>,
+) -> Result<(), InvalidThrottle> {
+    check(
+        k.unwrap_or(1.0),
+        window.unwrap_or(Duration::MAX),
+        AdaptiveThrottle::DEFAULT_MAX_REJECTION,
+    )
+}
+
 /// Whether a maximum rejection ratio is at least 0 and below 1 (NaN is
 /// not).
 const fn valid_ratio(ratio: f64) -> bool {
@@ -185,11 +200,10 @@ impl AdaptiveThrottle {
     const fn made(k: f64, window: Duration) -> AdaptiveThrottle {
         let window_nanos = window::nanos_of(window);
         AdaptiveThrottle {
-            k,
+            k: AtomicU64::new(k.to_bits()),
             max_rejection: AdaptiveThrottle::DEFAULT_MAX_REJECTION,
             min_requests: AdaptiveThrottle::DEFAULT_MIN_REQUESTS,
-            window_nanos,
-            slot_nanos: window_nanos / SLOTS as u64,
+            window_nanos: AtomicU64::new(window_nanos),
             epoch: Epoch::new(),
             watching_until: AtomicU64::new(CALM),
             calm_accepts: AtomicU64::new(0),
@@ -265,6 +279,39 @@ impl AdaptiveThrottle {
         self.ratio_at(self.epoch.nanos())
     }
 
+    /// K and the window as a dynamic policy sets them (`throttle_k`,
+    /// `throttle_window`), for every function that names this throttle;
+    /// values [`check_tuning`] passed. A new window starts counting
+    /// afresh: counts of slots of another length say nothing of it.
+    pub(crate) fn tune(&self, k: Option<f64>, window: Option<Duration>) {
+        // Read before written: every call of a function with a dynamic
+        // policy tunes, and a store would take the cache line from the
+        // other threads counting in it.
+        if let Some(k) = k
+            && self.k.load(Ordering::Relaxed) != k.to_bits()
+        {
+            self.k.store(k.to_bits(), Ordering::Relaxed);
+        }
+        if let Some(window) = window {
+            let nanos = window::nanos_of(window);
+            if self.window_nanos() != nanos
+                && self.window_nanos.swap(nanos, Ordering::Relaxed) != nanos
+            {
+                for cell in self.requests.iter().chain(&self.accepts) {
+                    cell.store(0, Ordering::Relaxed);
+                }
+            }
+        }
+    }
+
+    fn k(&self) -> f64 {
+        f64::from_bits(self.k.load(Ordering::Relaxed))
+    }
+
+    fn window_nanos(&self) -> u64 {
+        self.window_nanos.load(Ordering::Relaxed)
+    }
+
     fn is_calm(&self) -> bool {
         self.watching_until.load(Ordering::Relaxed) == CALM
     }
@@ -336,7 +383,7 @@ impl AdaptiveThrottle {
                 return;
             }
         } else {
-            let ends = now.saturating_add(self.window_nanos).max(1);
+            let ends = now.saturating_add(self.window_nanos()).max(1);
             if self.watching_until.fetch_max(ends, Ordering::AcqRel) == CALM {
                 self.carry_calm_accepts(now);
             }
@@ -354,10 +401,11 @@ impl AdaptiveThrottle {
     fn carry_calm_accepts(&self, now: u64) {
         let accepted = self.calm_accepts.swap(0, Ordering::Relaxed);
         let calm_for = now.saturating_sub(self.calm_since.load(Ordering::Relaxed));
-        let in_window = if calm_for <= self.window_nanos {
+        let window = self.window_nanos();
+        let in_window = if calm_for <= window {
             accepted
         } else {
-            (u128::from(accepted) * u128::from(self.window_nanos) / u128::from(calm_for)) as u64
+            (u128::from(accepted) * u128::from(window) / u128::from(calm_for)) as u64
         };
         let slot = self.slot(now);
         add(&self.requests, slot, in_window);
@@ -372,12 +420,12 @@ impl AdaptiveThrottle {
         }
         let accepts = self.sum(&self.accepts, now) as f64;
         let requests = requests as f64;
-        let ratio = (requests - self.k * accepts) / (requests + 1.0);
+        let ratio = (requests - self.k() * accepts) / (requests + 1.0);
         ratio.clamp(0.0, self.max_rejection)
     }
 
     fn slot(&self, now: u64) -> u64 {
-        now / self.slot_nanos.max(1)
+        now / (self.window_nanos() / SLOTS as u64).max(1)
     }
 
     /// The counts of `cells` in the window that ends in the slot of `now`.
@@ -419,8 +467,8 @@ fn add(cells: &[AtomicU64; SLOTS], slot: u64, n: u64) {
 impl fmt::Debug for AdaptiveThrottle {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("AdaptiveThrottle")
-            .field("k", &self.k)
-            .field("window", &Duration::from_nanos(self.window_nanos))
+            .field("k", &self.k())
+            .field("window", &Duration::from_nanos(self.window_nanos()))
             .field("max_rejection", &self.max_rejection)
             .field("min_requests", &self.min_requests)
             .field("rejection_ratio", &self.rejection_ratio())
@@ -601,6 +649,25 @@ mod tests {
         t.record(None);
         assert!(t.is_calm());
         assert_eq!((t.requests(), t.accepts()), (1, 1));
+    }
+
+    #[test]
+    fn a_policy_may_change_k_and_a_new_window_counts_afresh() {
+        let t = throttle(2.0);
+        for _ in 0..10 {
+            t.record(None);
+        }
+        for _ in 0..20 {
+            t.record(Some(&OVERLOAD));
+        }
+        // (30 − 2·10) / 31
+        assert!((t.rejection_ratio() - 10.0 / 31.0).abs() < 1e-9);
+        t.tune(Some(1.0), None);
+        assert!((t.rejection_ratio() - 20.0 / 31.0).abs() < 1e-9);
+        t.tune(None, Some(Duration::from_secs(3600)));
+        assert_eq!(t.requests(), 30, "the same window keeps its counts");
+        t.tune(None, Some(Duration::from_secs(60)));
+        assert_eq!((t.requests(), t.accepts()), (0, 0));
     }
 
     #[test]

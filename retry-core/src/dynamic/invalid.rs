@@ -4,6 +4,8 @@
 use core::fmt;
 use core::time::Duration;
 
+use crate::throttle::InvalidThrottle;
+
 /// The most attempts a dynamic policy may allow without a deadline. Values
 /// read at run time come from configuration, where a stray digit is easy:
 /// past this, a call that keeps failing would run for hours (days, with no
@@ -41,6 +43,8 @@ pub enum InvalidPolicy {
     TooManyAttemptsWithoutDeadline(u32),
     /// A `hedge` percentile outside 50 to 99.
     Percentile(u8),
+    /// A `throttle_k` below 1 or a zero `throttle_window`.
+    Throttle(InvalidThrottle),
 }
 
 impl fmt::Display for InvalidPolicy {
@@ -73,6 +77,7 @@ impl fmt::Display for InvalidPolicy {
                 f,
                 "the hedge percentile p{percentile} is outside p50 to p99"
             ),
+            InvalidPolicy::Throttle(invalid) => invalid.fmt(f),
         }
     }
 }
@@ -90,6 +95,8 @@ impl InvalidPolicy {
             InvalidPolicy::Zero(_) => 4,
             InvalidPolicy::TooManyAttemptsWithoutDeadline(_) => 6,
             InvalidPolicy::Percentile(_) => 5,
+            // After the kinds of `call_policy` and the log.
+            InvalidPolicy::Throttle(_) => 10,
         }
     }
 }

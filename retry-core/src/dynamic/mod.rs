@@ -75,6 +75,15 @@ pub struct DynamicPolicy {
     /// only when its attribute says so, which it cannot for an operation
     /// that must not run twice (`idempotent = false`).
     pub hedge: Option<HedgeSpec>,
+    /// Whether a function's `fallback` answers when it gives up: `false`
+    /// turns it off (the call returns its error).
+    pub fallback: Option<bool>,
+    /// K of the adaptive throttle the function names (`throttle`), for
+    /// every function that names it.
+    pub throttle_k: Option<f64>,
+    /// The window of the adaptive throttle the function names, for every
+    /// function that names it; a new window starts counting afresh.
+    pub throttle_window: Option<Duration>,
 }
 
 impl DynamicPolicy {
@@ -89,6 +98,9 @@ impl DynamicPolicy {
             honor_retry_after: None,
             max_retry_after: None,
             hedge: None,
+            fallback: None,
+            throttle_k: None,
+            throttle_window: None,
         }
     }
 
@@ -146,6 +158,24 @@ impl DynamicPolicy {
         self
     }
 
+    /// Turns a function's `fallback` on or off.
+    pub const fn fallback(mut self, on: bool) -> DynamicPolicy {
+        self.fallback = Some(on);
+        self
+    }
+
+    /// Sets K of the adaptive throttle the function names: at least 1.
+    pub const fn throttle_k(mut self, k: f64) -> DynamicPolicy {
+        self.throttle_k = Some(k);
+        self
+    }
+
+    /// Sets the window of the adaptive throttle the function names.
+    pub const fn throttle_window(mut self, window: Duration) -> DynamicPolicy {
+        self.throttle_window = Some(window);
+        self
+    }
+
     /// Whether the overrides are valid on their own: what a call would
     /// refuse, with a WARN, before using them over a function with no
     /// deadline and the attribute's default curve and `max`. A policy read
@@ -190,6 +220,11 @@ impl DynamicPolicy {
                 return Err(InvalidPolicy::JitterRatio(ratio));
             }
             policy = policy.jitter(jitter);
+        }
+        crate::throttle::check_tuning(self.throttle_k, self.throttle_window)
+            .map_err(InvalidPolicy::Throttle)?;
+        if let Some(on) = self.fallback {
+            policy.fallback = on;
         }
         if let Some(HedgeSpec::Percentile(percentile)) = self.hedge
             && !crate::hedge::PERCENTILES.contains(&percentile)

@@ -18,7 +18,7 @@ use serde::{Deserialize, Serialize};
 
 use super::text::{
     CURVES, JITTERS, JitterWords, Written, duration_field, parse_backoff, parse_duration,
-    parse_hedge, parse_jitter,
+    parse_hedge, parse_jitter, parse_k,
 };
 use super::{BackoffSpec, DynamicPolicy, HedgeSpec, ParsePolicyError};
 use crate::jitter::Jitter;
@@ -35,6 +35,9 @@ const FIELDS: &[&str] = &[
     "retry_after",
     "max_retry_after",
     "hedge",
+    "fallback",
+    "throttle_k",
+    "throttle_window",
     "max_attempts",
     "honor_retry_after",
 ];
@@ -96,8 +99,16 @@ impl<'de> Visitor<'de> for PolicyVisitor {
                     put(&mut policy.jitter, jitter).ok_or_else(duplicate)?;
                 }
                 "retry_after" | "honor_retry_after" => {
-                    let honor = map.next_value_seed(Honor(field))?;
+                    let honor = map.next_value_seed(Switch::HONOR.named(field))?;
                     put(&mut policy.honor_retry_after, honor).ok_or_else(duplicate)?;
+                }
+                "fallback" => {
+                    let on = map.next_value_seed(Switch::ON.named(field))?;
+                    put(&mut policy.fallback, on).ok_or_else(duplicate)?;
+                }
+                "throttle_k" => {
+                    let k = map.next_value_seed(Number(field))?;
+                    put(&mut policy.throttle_k, k).ok_or_else(duplicate)?;
                 }
                 "hedge" => {
                     let hedge = map.next_value_seed(Words::new(field, parse_hedge))?;
@@ -202,11 +213,34 @@ impl Visitor<'_> for Attempts {
     }
 }
 
-/// `retry_after`: `"honor"` or `"ignore"`, as the attribute says it, or
-/// `true` or `false`; the field's name, as written.
-struct Honor(&'static str);
+/// A setting that is on or off: `retry_after` (`"honor"` or `"ignore"`, as
+/// the attribute says it) or `fallback` (`"on"` or `"off"`), or `true` or
+/// `false`; the field's name, as written.
+#[derive(Clone, Copy)]
+struct Switch {
+    field: &'static str,
+    on: &'static str,
+    off: &'static str,
+}
 
-impl<'de> DeserializeSeed<'de> for Honor {
+impl Switch {
+    const HONOR: Switch = Switch {
+        field: "",
+        on: "honor",
+        off: "ignore",
+    };
+    const ON: Switch = Switch {
+        field: "",
+        on: "on",
+        off: "off",
+    };
+
+    fn named(self, field: &'static str) -> Switch {
+        Switch { field, ..self }
+    }
+}
+
+impl<'de> DeserializeSeed<'de> for Switch {
     type Value = bool;
 
     fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<bool, D::Error> {
@@ -214,25 +248,66 @@ impl<'de> DeserializeSeed<'de> for Honor {
     }
 }
 
-impl Visitor<'_> for Honor {
+impl Visitor<'_> for Switch {
     type Value = bool;
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "\"honor\", \"ignore\", true or false for `{}`", self.0)
+        write!(
+            f,
+            "\"{}\", \"{}\", true or false for `{}`",
+            self.on, self.off, self.field
+        )
     }
 
-    fn visit_bool<E: de::Error>(self, honor: bool) -> Result<bool, E> {
-        Ok(honor)
+    fn visit_bool<E: de::Error>(self, on: bool) -> Result<bool, E> {
+        Ok(on)
     }
 
     fn visit_str<E: de::Error>(self, word: &str) -> Result<bool, E> {
         // Booleans as text too: configuration read from the environment
         // gives every value as a string.
         match word {
-            "honor" | "true" => Ok(true),
-            "ignore" | "false" => Ok(false),
+            "true" => Ok(true),
+            "false" => Ok(false),
+            word if word == self.on => Ok(true),
+            word if word == self.off => Ok(false),
             _ => Err(E::invalid_value(Unexpected::Str(word), &self)),
         }
+    }
+}
+
+/// `throttle_k`: a number, or a number as text; the field's name.
+struct Number(&'static str);
+
+impl<'de> DeserializeSeed<'de> for Number {
+    type Value = f64;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<f64, D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+impl Visitor<'_> for Number {
+    type Value = f64;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "a number for `{}`, such as 2 or 1.5", self.0)
+    }
+
+    fn visit_f64<E: de::Error>(self, number: f64) -> Result<f64, E> {
+        Ok(number)
+    }
+
+    fn visit_u64<E: de::Error>(self, number: u64) -> Result<f64, E> {
+        Ok(number as f64)
+    }
+
+    fn visit_i64<E: de::Error>(self, number: i64) -> Result<f64, E> {
+        Ok(number as f64)
+    }
+
+    fn visit_str<E: de::Error>(self, text: &str) -> Result<f64, E> {
+        parse_k(text).map_err(|error| E::custom(format_args!("{}: {error}", self.0)))
     }
 }
 
@@ -243,8 +318,11 @@ impl Serialize for DynamicPolicy {
             ("deadline", self.deadline),
             ("attempt_timeout", self.attempt_timeout),
             ("max_retry_after", self.max_retry_after),
+            ("throttle_window", self.throttle_window),
         ];
         let fields = usize::from(self.max_attempts.is_some())
+            + usize::from(self.fallback.is_some())
+            + usize::from(self.throttle_k.is_some())
             + usize::from(self.hedge.is_some())
             + usize::from(self.backoff.is_some())
             + usize::from(self.jitter.is_some())
@@ -280,6 +358,12 @@ impl Serialize for DynamicPolicy {
                 map.serialize_entry("hedge", &Written(after).to_string())?;
             }
             None => {}
+        }
+        if let Some(on) = self.fallback {
+            map.serialize_entry("fallback", if on { "on" } else { "off" })?;
+        }
+        if let Some(k) = self.throttle_k {
+            map.serialize_entry("throttle_k", &k)?;
         }
         map.end()
     }

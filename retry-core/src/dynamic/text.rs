@@ -55,7 +55,7 @@ fn syntax(message: impl Into<String>) -> ParsePolicyError {
 }
 
 /// The settings of the text form, as messages list them.
-const SETTINGS: &str = "`max`, `backoff`, `jitter`, `deadline`, `attempt_timeout`, `retry_after`, `max_retry_after`, `hedge`";
+const SETTINGS: &str = "`max`, `backoff`, `jitter`, `deadline`, `attempt_timeout`, `retry_after`, `max_retry_after`, `hedge`, `fallback`, `throttle_k`, `throttle_window`";
 
 /// What a curve is written as.
 pub(super) const CURVES: &str = "`exp`, `exp(base = DUR, factor = F, max = DUR)`, `fixed(DUR)`, `linear(base = DUR, step = DUR, max = DUR)`, `fibonacci(base = DUR, max = DUR)` or `none`";
@@ -120,7 +120,7 @@ impl FromStr for DynamicPolicy {
                     parse_jitter(value).map_err(in_setting)?,
                     key,
                 )?,
-                "deadline" | "attempt_timeout" | "max_retry_after" => set_once(
+                "deadline" | "attempt_timeout" | "max_retry_after" | "throttle_window" => set_once(
                     duration_field(&mut policy, key),
                     parse_duration(value).map_err(in_setting)?,
                     key,
@@ -128,6 +128,14 @@ impl FromStr for DynamicPolicy {
                 "hedge" => {
                     let hedge = parse_hedge(value).map_err(in_setting)?;
                     set_once(&mut policy.hedge, hedge, key)?;
+                }
+                "fallback" => {
+                    let on = parse_switch(value).map_err(in_setting)?;
+                    set_once(&mut policy.fallback, on, key)?;
+                }
+                "throttle_k" => {
+                    let k = parse_k(value).map_err(in_setting)?;
+                    set_once(&mut policy.throttle_k, k, key)?;
                 }
                 "retry_after" | "honor_retry_after" => {
                     let honor = match value {
@@ -154,8 +162,8 @@ impl FromStr for DynamicPolicy {
 }
 
 /// The field of the policy's duration named `key` (`deadline`,
-/// `attempt_timeout` or `max_retry_after`), as the text form and
-/// configuration name it.
+/// `attempt_timeout`, `max_retry_after` or `throttle_window`), as the text
+/// form and configuration name it.
 pub(super) fn duration_field<'p>(
     policy: &'p mut DynamicPolicy,
     key: &str,
@@ -163,8 +171,25 @@ pub(super) fn duration_field<'p>(
     match key {
         "deadline" => &mut policy.deadline,
         "attempt_timeout" => &mut policy.attempt_timeout,
+        "throttle_window" => &mut policy.throttle_window,
         _ => &mut policy.max_retry_after,
     }
+}
+
+/// `fallback`: `on` or `off` (or `true` or `false`).
+pub(super) fn parse_switch(value: &str) -> Result<bool, ParsePolicyError> {
+    match value {
+        "on" | "true" => Ok(true),
+        "off" | "false" => Ok(false),
+        _ => Err(syntax(format!("`{value}` is neither `on` nor `off`"))),
+    }
+}
+
+/// `throttle_k`: a number, checked with the rest of the policy.
+pub(super) fn parse_k(value: &str) -> Result<f64, ParsePolicyError> {
+    value
+        .parse()
+        .map_err(|_| syntax(format!("`{value}` is not a number, such as `2` or `1.5`")))
 }
 
 fn set_once<T>(slot: &mut Option<T>, value: T, key: &str) -> Result<(), ParsePolicyError> {
@@ -534,6 +559,15 @@ impl fmt::Display for DynamicPolicy {
             }
             None => {}
         }
+        if let Some(on) = self.fallback {
+            setting(f, "fallback", &if on { "on" } else { "off" })?;
+        }
+        if let Some(k) = self.throttle_k {
+            setting(f, "throttle_k", &k)?;
+        }
+        if let Some(window) = self.throttle_window {
+            setting(f, "throttle_window", &Written(window))?;
+        }
         Ok(())
     }
 }
@@ -650,6 +684,18 @@ mod tests {
         assert_eq!(p95.to_string(), "hedge = p95");
         assert_eq!("".parse::<DynamicPolicy>(), Ok(DynamicPolicy::new()));
         assert_eq!(DynamicPolicy::new().to_string(), "");
+        let overload = "fallback = off, throttle_k = 1.5, throttle_window = 30s";
+        let policy: DynamicPolicy = overload.parse().unwrap();
+        assert_eq!(
+            policy,
+            DynamicPolicy::new()
+                .fallback(false)
+                .throttle_k(1.5)
+                .throttle_window(Duration::from_secs(30))
+        );
+        assert_eq!(policy.to_string(), overload);
+        let on: DynamicPolicy = "fallback = true".parse().unwrap();
+        assert_eq!(on.to_string(), "fallback = on");
     }
 
     #[test]
@@ -679,6 +725,17 @@ mod tests {
             ),
             ("retry_after = maybe", "retry_after: `maybe` is neither"),
             ("max = 5000", "max_attempts 5000 without a deadline"),
+            (
+                "fallback = maybe",
+                "fallback: `maybe` is neither `on` nor `off`",
+            ),
+            ("throttle_k = lots", "throttle_k: `lots` is not a number"),
+            ("throttle_k = 0.5", "an adaptive throttle's K is at least 1"),
+            ("throttle_k = NaN", "an adaptive throttle's K is at least 1"),
+            (
+                "throttle_window = 0s",
+                "an adaptive throttle's window is longer than zero",
+            ),
             ("max = 3, (", "`(` without its `)`"),
             ("max = 3)", "`)` without its `(`"),
         ] {

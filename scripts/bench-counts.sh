@@ -65,6 +65,18 @@ success_rows
 binary=$plain
 
 echo
+echo "## Instructions per call of the success path with \`throttle\` and \`fallback\`"
+cargo bench -p benches --bench calls --no-run --features overload \
+    --message-format=json-render-diagnostics >target/calls-overload-build.json
+binary=$(grep -o '"executable":"[^"]*calls-[^"]*"' target/calls-overload-build.json | tail -1 | cut -d'"' -f4)
+success_rows
+printf 'group\tvariant\tallocations\n'
+"$binary" allocs | awk -F'\t' '$2 == "reattempt"'
+printf 'group\tvariant\tbytes\n'
+"$binary" sizes | awk -F'\t' '$2 == "reattempt"'
+binary=$plain
+
+echo
 echo "## Heap allocations per call"
 printf 'group\tvariant\tallocations\n'
 "$binary" allocs

@@ -39,8 +39,24 @@ pub fn direct(x: u64) -> io::Result<u64> {
     body(x)
 }
 
+/// The throttle of the `overload` build's variants, which their successes
+/// keep calm.
+#[cfg(feature = "overload")]
+pub static BACKEND: reattempt::AdaptiveThrottle =
+    reattempt::AdaptiveThrottle::new(2.0, Duration::from_secs(120));
+
+/// What the `overload` build's variants answer when they give up.
+#[cfg(feature = "overload")]
+pub fn cached(_: io::Error) -> io::Result<u64> {
+    Ok(0)
+}
+
 #[inline(never)]
-#[retry(max = 5, backoff = exp, jitter)]
+#[cfg_attr(not(feature = "overload"), retry(max = 5, backoff = exp, jitter))]
+#[cfg_attr(
+    feature = "overload",
+    retry(max = 5, backoff = exp, jitter, throttle = BACKEND, fallback = cached)
+)]
 pub fn retried(x: u64) -> io::Result<u64> {
     body(x)
 }
@@ -79,7 +95,11 @@ pub async fn direct_async(x: u64) -> io::Result<u64> {
 }
 
 #[inline(never)]
-#[retry(max = 5, backoff = exp, jitter)]
+#[cfg_attr(not(feature = "overload"), retry(max = 5, backoff = exp, jitter))]
+#[cfg_attr(
+    feature = "overload",
+    retry(max = 5, backoff = exp, jitter, throttle = BACKEND, fallback = cached)
+)]
 pub async fn retried_async(x: u64) -> io::Result<u64> {
     body(x)
 }

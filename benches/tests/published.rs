@@ -54,9 +54,10 @@ fn the_published_counts_of_a_call_are_what_callgrind_counts() {
         }
     }
 
-    // The success rows with a subscriber that listens, and with the
-    // `metrics` feature.
+    // The success rows with a subscriber that listens, with the
+    // `metrics` feature, and with `throttle` and `fallback`.
     let metrics = Calls::build(&["--features", "reattempt/metrics"]);
+    let overload = Calls::build(&["--features", "overload"]);
     for (column, group) in [("sync success", "sync"), ("async success", "async")] {
         let published = |row| section.figure(row, column).expect("a figure");
         let counted = plain.per_call(group, "reattempt", CALLS, true);
@@ -80,6 +81,18 @@ fn the_published_counts_of_a_call_are_what_callgrind_counts() {
         assert_eq!(
             counted.clock_reads, 2.0,
             "{group}, metrics: clock reads per call"
+        );
+        let counted = overload.per_call(group, "reattempt", CALLS, false);
+        assert_close(
+            counted.instructions,
+            published("`throttle = ..` and `fallback = ..`"),
+            &format!("{group}, throttle and fallback"),
+        );
+        // "Until the first overload signal the throttle counts accepted
+        // requests without reading a clock"
+        assert_eq!(
+            counted.clock_reads, 0.0,
+            "{group}, throttle and fallback: clock reads per call"
         );
     }
 }

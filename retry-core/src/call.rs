@@ -246,7 +246,7 @@ fn success_seen<B>(policy: &Policy<B>, site: &'static Site) {
         breaker.record(false);
     }
     if let Some(throttle) = policy.throttle {
-        throttle.record(None);
+        throttle.succeeded();
     }
 }
 

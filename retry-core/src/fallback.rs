@@ -4,7 +4,7 @@
 //! fallback is, the compiler picks from its signature ([`Fallback`]'s
 //! marker), so that one that fits neither is one error at the argument.
 
-use core::future::Future;
+use core::future::{Future, Pending};
 use core::marker::PhantomData;
 
 /// A fallback that takes the last error alone.
@@ -34,6 +34,18 @@ pub trait Fallback<E, A, R, M> {
     fn answer(self, error: E, arguments: A) -> R;
 }
 
+/// What an async function's fallback answered: the outcome now (a plain
+/// function), or a future of it (an `async fn`). A plain function's
+/// `Later` is a future of no size, so that the function's own future
+/// keeps nothing more for an answer it never awaits.
+#[derive(Debug)]
+pub enum Answered<R, F> {
+    /// The outcome.
+    Now(R),
+    /// A future of the outcome, to await.
+    Later(F),
+}
+
 /// [`Fallback`] for an async function, whose fallback may also be an
 /// `async fn`.
 #[diagnostic::on_unimplemented(
@@ -42,8 +54,10 @@ pub trait Fallback<E, A, R, M> {
     note = "a fallback takes the last error, then, if it asks for them, the function's arguments by reference and in order: here `{A}`"
 )]
 pub trait AsyncFallback<E, A, R, M> {
-    /// The answer to a call that gave up with `error`, to await.
-    fn answer(self, error: E, arguments: A) -> impl Future<Output = R>;
+    /// The future an `async fn` answers with.
+    type Later: Future<Output = R>;
+    /// The answer to a call that gave up with `error`.
+    fn answer(self, error: E, arguments: A) -> Answered<R, Self::Later>;
 }
 
 impl<F: FnOnce(E) -> R, E, A, R> Fallback<E, A, R, ErrorOnly> for F {
@@ -54,9 +68,11 @@ impl<F: FnOnce(E) -> R, E, A, R> Fallback<E, A, R, ErrorOnly> for F {
 }
 
 impl<F: FnOnce(E) -> R, E, A, R> AsyncFallback<E, A, R, ErrorOnly> for F {
+    type Later = Pending<R>;
+
     #[inline]
-    fn answer(self, error: E, _: A) -> impl Future<Output = R> {
-        core::future::ready(self(error))
+    fn answer(self, error: E, _: A) -> Answered<R, Pending<R>> {
+        Answered::Now(self(error))
     }
 }
 
@@ -65,9 +81,11 @@ where
     F: FnOnce(E) -> Fut,
     Fut: Future<Output = R>,
 {
+    type Later = Fut;
+
     #[inline]
-    fn answer(self, error: E, _: A) -> impl Future<Output = R> {
-        self(error)
+    fn answer(self, error: E, _: A) -> Answered<R, Fut> {
+        Answered::Later(self(error))
     }
 }
 
@@ -88,10 +106,12 @@ macro_rules! with_arguments {
         where
             F: FnOnce(E, $($argument),+) -> R,
         {
+            type Later = Pending<R>;
+
             #[inline]
             #[allow(non_snake_case, reason = "the arguments are named by their types")]
-            fn answer(self, error: E, ($($argument,)+): ($($argument,)+)) -> impl Future<Output = R> {
-                core::future::ready(self(error, $($argument),+))
+            fn answer(self, error: E, ($($argument,)+): ($($argument,)+)) -> Answered<R, Pending<R>> {
+                Answered::Now(self(error, $($argument),+))
             }
         }
 
@@ -100,10 +120,12 @@ macro_rules! with_arguments {
             F: FnOnce(E, $($argument),+) -> Fut,
             Fut: Future<Output = R>,
         {
+            type Later = Fut;
+
             #[inline]
             #[allow(non_snake_case, reason = "the arguments are named by their types")]
-            fn answer(self, error: E, ($($argument,)+): ($($argument,)+)) -> impl Future<Output = R> {
-                self(error, $($argument),+)
+            fn answer(self, error: E, ($($argument,)+): ($($argument,)+)) -> Answered<R, Fut> {
+                Answered::Later(self(error, $($argument),+))
             }
         }
     };
@@ -144,10 +166,17 @@ impl<T, E> Answerable for Result<T, E> {
     }
 }
 
-/// The last outcome's error, to hand to the fallback, or the outcome.
+/// The last outcome's error, to hand to the fallback with what makes the
+/// answer ([`Like`]: the outcome type and the `arguments`), or the
+/// outcome. The outcome is taken by value, never borrowed: a borrowed
+/// local of an async function is kept in its future across every await
+/// that follows, the fallback's included.
 #[inline]
-pub fn error_of<R: Answerable>(outcome: R) -> Result<R::Error, R> {
-    outcome.error_of()
+pub fn error_of<R: Answerable, A>(outcome: R, arguments: A) -> Result<(R::Error, Like<R, A>), R> {
+    match outcome.error_of() {
+        Ok(error) => Ok((error, Like(PhantomData, arguments))),
+        Err(outcome) => Err(outcome),
+    }
 }
 
 /// The function's outcome type, which the answer must be, and its
@@ -156,12 +185,6 @@ pub fn error_of<R: Answerable>(outcome: R) -> Result<R::Error, R> {
 /// against them.
 #[derive(Debug)]
 pub struct Like<R, A>(PhantomData<R>, A);
-
-/// The outcome type of `outcome`, with the arguments a fallback may take.
-#[inline]
-pub fn like<R, A>(_: &R, arguments: A) -> Like<R, A> {
-    Like(PhantomData, arguments)
-}
 
 impl<R, A> Like<R, A> {
     /// The answer of a sync function's fallback named by its path, which
@@ -174,10 +197,10 @@ impl<R, A> Like<R, A> {
         fallback.answer(error, self.1)
     }
 
-    /// The answer of an async function's fallback named by its path, to
-    /// await.
+    /// The answer of an async function's fallback named by its path: now,
+    /// or a future to await.
     #[inline]
-    pub fn answer_async<F, E, M>(self, error: E, fallback: F) -> impl Future<Output = R>
+    pub fn answer_async<F, E, M>(self, error: E, fallback: F) -> Answered<R, F::Later>
     where
         F: AsyncFallback<E, A, R, M>,
     {

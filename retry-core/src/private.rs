@@ -38,7 +38,7 @@ pub use crate::preset::external_api;
 
 /// What answers a call that gave up, under `fallback = ..`.
 pub mod fallback {
-    pub use crate::fallback::{error_of, like};
+    pub use crate::fallback::{Answered, error_of};
 }
 
 /// The presets' values, which the expansion names.

@@ -312,6 +312,7 @@ impl AdaptiveThrottle {
         self.window_nanos.load(Ordering::Relaxed)
     }
 
+    #[inline]
     fn is_calm(&self) -> bool {
         self.watching_until.load(Ordering::Relaxed) == CALM
     }
@@ -348,16 +349,33 @@ impl AdaptiveThrottle {
         false
     }
 
+    /// Counts an attempt that succeeded: while calm, one addition.
+    #[inline]
+    pub(crate) fn succeeded(&self) {
+        if self.is_calm() {
+            self.calm_accepts.fetch_add(1, Ordering::Relaxed);
+        } else {
+            self.record_watching(true);
+        }
+    }
+
+    /// Counts an attempt that ran and failed with `class`: accepted unless
+    /// it is an overload signal.
+    pub(crate) fn failed(&self, class: &Classification) {
+        if class.is_overload() {
+            self.record_watching(false);
+        } else {
+            self.succeeded();
+        }
+    }
+
     /// Counts an attempt that ran and ended with `class` (`None`: it
     /// succeeded).
-    #[inline]
-    pub(crate) fn record(&self, class: Option<&Classification>) {
+    #[cfg(test)]
+    fn record(&self, class: Option<&Classification>) {
         match class {
-            Some(class) if class.is_overload() => self.record_watching(false),
-            _ if self.is_calm() => {
-                self.calm_accepts.fetch_add(1, Ordering::Relaxed);
-            }
-            _ => self.record_watching(true),
+            Some(class) => self.failed(class),
+            None => self.succeeded(),
         }
     }
 

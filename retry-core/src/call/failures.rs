@@ -160,7 +160,7 @@ impl<B: Backoff, C: Clock> Call<'_, B, C> {
         if let Some(throttle) = self.policy.throttle
             && !never_ran(class)
         {
-            throttle.record(Some(class));
+            throttle.failed(class);
         }
         self.failures().last_class = Some(*class);
         if let Some(after) = self.policy.alert_after

@@ -65,8 +65,7 @@ impl Parts<'_> {
         let after = self.hook_with(&args.hooks.after, seen_after.clone());
         let on_retry = self.hook_with(&args.hooks.on_retry, seen_after.clone());
         let on_give_up = self.hook_with(&args.hooks.on_give_up, seen_after);
-        let on_give_up = self.with_fallback(args, on_give_up);
-        let taken = self.decision_taken(&after, &on_retry, &on_give_up);
+        let taken = self.decision_taken(args, &after, &on_retry, &on_give_up);
         let refused = self.hook(&args.hooks.on_give_up, true);
         let refused = self.with_fallback(args, refused);
         let refusal = self.refusal(args, &refused);
@@ -79,10 +78,7 @@ impl Parts<'_> {
             !(after.is_empty() && on_retry.is_empty() && on_give_up.is_empty()),
             code!(__retry_seen),
         );
-        code! {
-            #refusal
-            let __retry_make = || #future;
-            let __retry_attempts = #private::Attempts::new(&__retry_make, #timer, #cut);
+        let looped = code! {
             loop {
                 let mut __retry_round = ::core::pin::pin!(#private::Round::new(#slots));
                 __retry_call.begin_round(__retry_round.as_mut(), &__retry_attempts);
@@ -107,6 +103,13 @@ impl Parts<'_> {
                 };
                 #wait;
             }
+        };
+        let looped = self.then_fallback(args, looped);
+        code! {
+            #refusal
+            let __retry_make = || #future;
+            let __retry_attempts = #private::Attempts::new(&__retry_make, #timer, #cut);
+            #looped
         }
     }
 }

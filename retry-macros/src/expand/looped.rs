@@ -38,7 +38,6 @@ impl Parts<'_> {
         let after = self.hook(&args.hooks.after, true);
         let on_retry = self.hook(&args.hooks.on_retry, true);
         let on_give_up = self.hook(&args.hooks.on_give_up, true);
-        let on_give_up = self.with_fallback(args, on_give_up);
         // Waiting in the next attempt, the attempt opens its own span after
         // the wait.
         let in_next_attempt = self.shape == Shape::Async(Wait::InNextAttempt);
@@ -54,7 +53,7 @@ impl Parts<'_> {
             (None, false) => code!(#private::thread_sleep(__retry_delay)),
             (Some(_), false) => code!(__retry_sleep(__retry_delay)),
         };
-        let refusal = self.refusal(args, &on_give_up);
+        let refusal = self.refusal(args, &self.with_fallback(args, on_give_up.clone()));
         let decision = call_at(
             self.classified_at,
             &decide,
@@ -62,14 +61,20 @@ impl Parts<'_> {
         );
         // Without hooks after the attempt, only a retry goes on.
         let decided = if after.is_empty() && on_retry.is_empty() && on_give_up.is_empty() {
+            // Under `fallback = ..`, a give-up breaks out to it.
+            let gave_up = args
+                .fallback
+                .as_ref()
+                .map(|_| code!(#private::Decision::GiveUp(_) => break '__retry_loop #outcome,));
             code! {
                 match #decision {
                     #private::Decision::Retry(__retry_delay) => __retry_delay,
+                    #gave_up
                     _ => return #outcome,
                 }
             }
         } else {
-            let taken = self.decision_taken(&after, &on_retry, &on_give_up);
+            let taken = self.decision_taken(args, &after, &on_retry, &on_give_up);
             code! {
                 let __retry_decision = #decision;
                 #taken
@@ -89,9 +94,7 @@ impl Parts<'_> {
             ),
             None => (code!(), decided),
         };
-        code! {
-            #refusal
-            #last
+        let looped = code! {
             loop {
                 #begin_attempt
                 #before
@@ -102,6 +105,12 @@ impl Parts<'_> {
                 };
                 #sleep;
             }
+        };
+        let looped = self.then_fallback(args, looped);
+        code! {
+            #refusal
+            #last
+            #looped
         }
     }
 
@@ -110,6 +119,7 @@ impl Parts<'_> {
     /// `on_retry` and the delay.
     pub(super) fn decision_taken(
         &self,
+        args: &Args,
         after: &TokenStream,
         on_retry: &TokenStream,
         on_give_up: &TokenStream,
@@ -117,6 +127,7 @@ impl Parts<'_> {
         let Parts {
             private, outcome, ..
         } = self;
+        let gave_up = self.gave_up(args);
         // Under `after`, a success is counted as it is returned
         // (`count_success_on_return`, made with the call).
         let returned = if after.is_empty() {
@@ -133,7 +144,7 @@ impl Parts<'_> {
                 #private::Decision::Return => #returned,
                 #private::Decision::GiveUp(_) => {
                     #on_give_up
-                    return #outcome;
+                    #gave_up
                 }
                 #private::Decision::Retry(__retry_delay) => {
                     #on_retry

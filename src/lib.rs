@@ -85,9 +85,9 @@ pub use reattempt_core::{
     Classification, Classified, ClassifiedValue, Classify, Code, CodeKind, CodeTooLong,
     ConcurrencyLimit, DEFAULT_ALERT_AFTER, DEFAULT_MAX_ATTEMPTS, DEFAULT_MAX_RETRY_AFTER, Fallible,
     FromBreakerOpen, FromThrottled, FromTimeout, GiveUp, Idempotent, IntoClassification,
-    InvalidThrottle, Nested, NoError, Outcome, Policy, RetryBreaker, RetryBudget, Throttled,
-    attempt, backoff, classify_chain, dead_letter, dynamic, grpc, hooks, http, jitter, mysql,
-    postgres, redis, stats, testing,
+    InvalidThrottle, Nested, NoError, Outcome, Policy, RetryBreaker, RetryBudget, ThrottleAt,
+    Throttled, attempt, backoff, classify_chain, dead_letter, dynamic, grpc, hooks, http, jitter,
+    mysql, postgres, redis, stats, testing,
 };
 
 #[cfg(feature = "reqwest")]

@@ -4,6 +4,7 @@
 
 use std::fmt::Write as _;
 
+use crate::overload::{DEMAND, OVERLOAD, Protection, Run, TICKS};
 use crate::sim::{Cost, Strategy};
 
 const PANEL_WIDTH: f64 = 460.0;
@@ -134,4 +135,123 @@ fn nice_ceiling(v: f64) -> f64 {
         .map(|m| m * power)
         .find(|&c| c >= v)
         .unwrap_or(10.0 * power)
+}
+
+/// The overload scenario as an SVG chart: the attempts the backend
+/// received each second under each protection, and its capacity.
+pub fn overload_svg(runs: &[(Protection, Run)]) -> String {
+    let width = PANEL_WIDTH * 2.0 + 2.0 * MARGIN;
+    let height = PANEL_HEIGHT + 2.0 * MARGIN + LEGEND_HEIGHT;
+    let (x0, y0) = (MARGIN, MARGIN);
+    let top = runs
+        .iter()
+        .flat_map(|(_, run)| run.ticks.iter().map(|t| t.received as f64))
+        .fold(0.0, f64::max);
+    // On a logarithmic scale from 10: the throttled lines sit near the
+    // capacity, a hundredth of the unprotected one's top.
+    let top = 10f64.powf(top.max(100.0).log10().ceil());
+    let bottom = 10.0;
+    let panel_width = PANEL_WIDTH * 2.0;
+    let x = |tick: f64| x0 + tick / TICKS as f64 * panel_width;
+    let y = |v: f64| {
+        let v = v.clamp(bottom, top);
+        y0 + PANEL_HEIGHT - (v / bottom).log10() / (top / bottom).log10() * PANEL_HEIGHT
+    };
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" font-family="sans-serif" font-size="12">"#
+    );
+    let _ = writeln!(
+        out,
+        r#"<rect width="{width}" height="{height}" fill="white"/>"#
+    );
+    let _ = writeln!(
+        out,
+        r#"<text x="{}" y="{}" text-anchor="middle" font-size="14">Attempts the backend receives a second, logarithmic ({} clients, demand {DEMAND} a second)</text>"#,
+        x0 + panel_width / 2.0,
+        y0 - 20.0,
+        crate::overload::CLIENTS
+    );
+    let mut v = bottom;
+    while v <= top {
+        let _ = writeln!(
+            out,
+            r##"<line x1="{x0}" x2="{}" y1="{y:.1}" y2="{y:.1}" stroke="#e0e0e0"/><text x="{}" y="{:.1}" text-anchor="end">{}</text>"##,
+            x0 + panel_width,
+            x0 - 6.0,
+            y(v) + 4.0,
+            v.round(),
+            y = y(v)
+        );
+        v *= 10.0;
+    }
+    for second in (0..=TICKS).step_by(120) {
+        let _ = writeln!(
+            out,
+            r#"<text x="{:.1}" y="{}" text-anchor="middle">{second}</text>"#,
+            x(second as f64),
+            y0 + PANEL_HEIGHT + 16.0
+        );
+    }
+    let _ = writeln!(
+        out,
+        r#"<text x="{}" y="{}" text-anchor="middle">seconds (capacity a tenth of the demand from {} s to {} s)</text>"#,
+        x0 + panel_width / 2.0,
+        y0 + PANEL_HEIGHT + 36.0,
+        OVERLOAD.start,
+        OVERLOAD.end
+    );
+    let _ = writeln!(
+        out,
+        r#"<rect x="{x0}" y="{y0}" width="{panel_width}" height="{PANEL_HEIGHT}" fill="none" stroke="black"/>"#
+    );
+    // The capacity, where it is below the chart's top.
+    let capacity = DEMAND as f64 / 10.0;
+    let _ = writeln!(
+        out,
+        r#"<line x1="{:.1}" x2="{:.1}" y1="{:.1}" y2="{:.1}" stroke="black" stroke-dasharray="4 3"/>"#,
+        x(OVERLOAD.start as f64),
+        x(OVERLOAD.end as f64),
+        y(capacity),
+        y(capacity)
+    );
+    for (index, (_, run)) in runs.iter().enumerate() {
+        let points: Vec<String> = run
+            .ticks
+            .iter()
+            .enumerate()
+            .map(|(tick, t)| format!("{:.1},{:.1}", x(tick as f64), y(t.received as f64)))
+            .collect();
+        let _ = writeln!(
+            out,
+            r#"<polyline points="{}" fill="none" stroke="{}" stroke-width="1.5"/>"#,
+            points.join(" "),
+            COLOURS[(index + 1) % COLOURS.len()]
+        );
+    }
+    let legend_top = PANEL_HEIGHT + 2.0 * MARGIN;
+    for (index, (protection, _)) in runs.iter().enumerate() {
+        let lx = MARGIN + index as f64 * 240.0;
+        let ly = legend_top + 10.0;
+        let _ = writeln!(
+            out,
+            r#"<line x1="{lx}" x2="{}" y1="{ly}" y2="{ly}" stroke="{}" stroke-width="3"/><text x="{}" y="{}">{}</text>"#,
+            lx + 24.0,
+            COLOURS[(index + 1) % COLOURS.len()],
+            lx + 30.0,
+            ly + 4.0,
+            protection.name().replace('`', "")
+        );
+    }
+    let ly = legend_top + 34.0;
+    let _ = writeln!(
+        out,
+        r#"<line x1="{MARGIN}" x2="{}" y1="{ly}" y2="{ly}" stroke="black" stroke-dasharray="4 3"/><text x="{}" y="{}">the backend's capacity in the overload</text>"#,
+        MARGIN + 24.0,
+        MARGIN + 30.0,
+        ly + 4.0,
+    );
+    out.push_str("</svg>\n");
+    out
 }

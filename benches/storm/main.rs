@@ -1,18 +1,21 @@
 //! The retry-storm simulator: how many calls, and how long, N clients
 //! contending for one row take under each backoff strategy; the load a
-//! failing backend sees with and without a retry budget; and the load that
-//! hedging adds to a backend that is down.
+//! failing backend sees with and without a retry budget; the load that
+//! hedging adds to a backend that is down; and what an overloaded backend
+//! receives with a budget and an adaptive throttle.
 //!
 //! ```text
 //! cargo run --release -p benches --bin storm                    # the tables
 //! cargo run --release -p benches --bin storm -- --svg storm.svg # and the chart
 //! cargo run --release -p benches --bin storm -- --runs 10       # a quicker look
+//! cargo run --release -p benches --bin storm -- --overload-svg overload.svg
 //! ```
 //!
 //! The results are deterministic: the same arguments give the same tables.
 
 mod chart;
 mod hedging;
+mod overload;
 mod sim;
 
 use std::process::ExitCode;
@@ -22,12 +25,14 @@ use sim::{Hold, Strategy, fleet_load, mean_cost, rejection_load};
 struct Options {
     runs: u64,
     svg: Option<String>,
+    overload_svg: Option<String>,
 }
 
 fn options() -> Result<Options, String> {
     let mut options = Options {
         runs: 100,
         svg: None,
+        overload_svg: None,
     };
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
@@ -42,9 +47,12 @@ fn options() -> Result<Options, String> {
                 };
             }
             "--svg" => options.svg = Some(args.next().ok_or("--svg needs a file name")?),
+            "--overload-svg" => {
+                options.overload_svg = Some(args.next().ok_or("--overload-svg needs a file name")?);
+            }
             other => {
                 return Err(format!(
-                    "unknown argument `{other}` (expected --runs N or --svg FILE)"
+                    "unknown argument `{other}` (expected --runs N, --svg FILE or --overload-svg FILE)"
                 ));
             }
         }
@@ -116,6 +124,38 @@ fn main() -> ExitCode {
         "| `RetryBudget` of 10% | {:.2}× |",
         hedging::outage_load(1_000, true)
     );
+
+    println!(
+        "\n### {} clients against a backend with capacity for a tenth of their demand, `max = 3`\n",
+        overload::CLIENTS
+    );
+    println!(
+        "| | received per accepted, in the overload | seconds after capacity returns to 90% of the demand accepted | to all of it |\n|---|---|---|---|"
+    );
+    let runs: Vec<(overload::Protection, overload::Run)> = overload::Protection::ALL
+        .iter()
+        .map(|&protection| (protection, overload::run(protection, 1)))
+        .collect();
+    for (protection, run) in &runs {
+        let recovery = |share| {
+            run.recovery(share)
+                .map_or_else(|| "never".to_owned(), |s| s.to_string())
+        };
+        println!(
+            "| {} | {:.2} | {} | {} |",
+            protection.name(),
+            run.received_per_accepted(),
+            recovery(0.9),
+            recovery(1.0)
+        );
+    }
+    if let Some(path) = &options.overload_svg {
+        if let Err(error) = std::fs::write(path, chart::overload_svg(&runs)) {
+            eprintln!("storm: could not write {path}: {error}");
+            return ExitCode::FAILURE;
+        }
+        eprintln!("storm: overload chart written to {path}");
+    }
 
     if let Some(path) = options.svg {
         if let Err(error) = std::fs::write(&path, chart::svg(&rows)) {

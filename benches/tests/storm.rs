@@ -9,6 +9,9 @@ mod sim;
 #[path = "../storm/hedging.rs"]
 mod hedging;
 
+#[path = "../storm/overload.rs"]
+mod overload;
+
 use sim::{Cost, Hold, Strategy, fleet_load, mean_cost, rejection_load, storm};
 
 const CLIENTS: usize = 100;
@@ -115,4 +118,42 @@ fn through_a_full_outage_hedges_and_retries_add_no_more_than_the_budget_allows()
     assert_eq!(without, 3.0, "every call makes all three attempts");
     let with = hedging::outage_load(200, true);
     assert!((1.0..=1.1).contains(&with), "{with}");
+}
+
+#[test]
+fn an_adaptive_throttle_holds_an_overloaded_backend_to_about_k_requests_per_accept_and_recovers_within_a_window()
+ {
+    use overload::{OVERLOAD, Protection, WINDOW, run};
+
+    let runs: Vec<_> = Protection::ALL.iter().map(|&p| (p, run(p, 1))).collect();
+    let ratio = |p: Protection| {
+        runs.iter()
+            .find(|(q, _)| *q == p)
+            .map(|(_, r)| r)
+            .expect("every protection ran")
+    };
+    let none = ratio(Protection::None).received_per_accepted();
+    let budget = ratio(Protection::Budget).received_per_accepted();
+    // Every request of `max = 3` against a tenth of the capacity.
+    assert!(none > 20.0, "{none}");
+    assert!(budget < none / 2.0, "budget {budget}, none {none}");
+    // The SRE book's goal for K = 2.
+    for protection in [Protection::Throttle, Protection::Both] {
+        let run = ratio(protection);
+        let received = run.received_per_accepted();
+        assert!(received <= 2.2, "{protection:?}: {received}");
+        // Back to every request accepted within one window.
+        let recovery = run.recovery(1.0).expect("it recovers");
+        assert!(recovery <= WINDOW.as_secs(), "{protection:?}: {recovery} s");
+        // While the capacity is a tenth, it accepts what it can.
+        let busy = &run.ticks[(OVERLOAD.start + WINDOW.as_secs()) as usize..OVERLOAD.end as usize];
+        assert!(busy.iter().all(|t| t.accepted > 0), "{protection:?}");
+    }
+    // Without the throttle, clients are back at once, as nothing holds
+    // them back.
+    assert_eq!(ratio(Protection::None).recovery(1.0), Some(0));
+    assert_eq!(
+        run(Protection::Throttle, 1).ticks.len(),
+        runs[2].1.ticks.len()
+    );
 }

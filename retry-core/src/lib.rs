@@ -92,5 +92,5 @@ pub use policy::{
     DEFAULT_ALERT_AFTER, DEFAULT_MAX_ATTEMPTS, DEFAULT_MAX_RETRY_AFTER, Idempotent, Nested, Policy,
 };
 pub use site::Alert;
-pub use throttle::{AdaptiveThrottle, InvalidThrottle, Throttled};
+pub use throttle::{AdaptiveThrottle, InvalidThrottle, ThrottleAt, Throttled};
 pub use timeout::AttemptTimeout;

@@ -256,27 +256,39 @@ impl AdaptiveThrottle {
     /// requests the throttle rejected. While the throttle is calm, the
     /// requests accepted since it calmed down.
     pub fn requests(&self) -> u64 {
+        self.requests_at(self.epoch.nanos())
+    }
+
+    fn requests_at(&self, now: u64) -> u64 {
         if self.is_calm() {
             return self.calm_accepts.load(Ordering::Relaxed);
         }
-        self.sum(&self.requests, self.epoch.nanos())
+        self.sum(&self.requests, now)
     }
 
     /// The requests of [`requests`](AdaptiveThrottle::requests) that the
     /// backend accepted.
     pub fn accepts(&self) -> u64 {
+        self.accepts_at(self.epoch.nanos())
+    }
+
+    fn accepts_at(&self, now: u64) -> u64 {
         if self.is_calm() {
             return self.calm_accepts.load(Ordering::Relaxed);
         }
-        self.sum(&self.accepts, self.epoch.nanos())
+        self.sum(&self.accepts, now)
     }
 
     /// The share of new requests the throttle rejects now: 0 while calm.
     pub fn rejection_ratio(&self) -> f64 {
+        self.rejection_ratio_at(self.epoch.nanos())
+    }
+
+    fn rejection_ratio_at(&self, now: u64) -> f64 {
         if self.is_calm() {
             return 0.0;
         }
-        self.ratio_at(self.epoch.nanos())
+        self.ratio_at(now)
     }
 
     /// K and the window as a dynamic policy sets them (`throttle_k`,
@@ -336,12 +348,12 @@ impl AdaptiveThrottle {
                 .get_or_insert_with(Rng::from_entropy)
                 .next_f64()
         });
-        self.allows_with(draw)
+        self.allows_with(self.epoch.nanos(), draw)
     }
 
-    /// Whether a request may go out, given a uniform draw from `[0, 1)`.
-    fn allows_with(&self, draw: f64) -> bool {
-        let now = self.epoch.nanos();
+    /// Whether a request may go out at `now`, given a uniform draw from
+    /// `[0, 1)`.
+    fn allows_with(&self, now: u64, draw: f64) -> bool {
         if draw >= self.ratio_at(now) {
             return true;
         }
@@ -352,20 +364,31 @@ impl AdaptiveThrottle {
     /// Counts an attempt that succeeded: while calm, one addition.
     #[inline]
     pub(crate) fn succeeded(&self) {
-        if self.is_calm() {
-            self.calm_accepts.fetch_add(1, Ordering::Relaxed);
-        } else {
-            self.record_watching(true);
-        }
+        self.succeeded_then(|| self.epoch.nanos());
     }
 
     /// Counts an attempt that ran and failed with `class`: accepted unless
     /// it is an overload signal.
     pub(crate) fn failed(&self, class: &Classification) {
-        if class.is_overload() {
-            self.record_watching(false);
+        self.failed_then(class, || self.epoch.nanos());
+    }
+
+    /// [`succeeded`](Self::succeeded), reading the time with `now` only
+    /// where it counts in the window.
+    #[inline]
+    fn succeeded_then(&self, now: impl FnOnce() -> u64) {
+        if self.is_calm() {
+            self.calm_accepts.fetch_add(1, Ordering::Relaxed);
         } else {
-            self.succeeded();
+            self.record_watching(true, now());
+        }
+    }
+
+    fn failed_then(&self, class: &Classification, now: impl FnOnce() -> u64) {
+        if class.is_overload() {
+            self.record_watching(false, now());
+        } else {
+            self.succeeded_then(now);
         }
     }
 
@@ -379,10 +402,34 @@ impl AdaptiveThrottle {
         }
     }
 
+    /// The throttle at `elapsed` after its first use, by a clock of the
+    /// caller's: for a simulation, or a test, that keeps its own time.
+    /// Its calls read no clock; a throttle driven so should not also count
+    /// calls of functions that name it, which read the real one.
+    ///
+    /// ```
+    /// use reattempt::{AdaptiveThrottle, Classification};
+    /// use std::time::Duration;
+    ///
+    /// let throttle = AdaptiveThrottle::new(2.0, Duration::from_secs(60));
+    /// let overloaded = Classification::rate_limited();
+    /// for _ in 0..20 {
+    ///     throttle.at(Duration::from_secs(1)).failed(&overloaded);
+    /// }
+    /// assert!(throttle.at(Duration::from_secs(2)).rejection_ratio() > 0.8);
+    /// // A window later, what it counted has aged out.
+    /// assert_eq!(throttle.at(Duration::from_secs(70)).rejection_ratio(), 0.0);
+    /// ```
+    pub fn at(&self, elapsed: Duration) -> ThrottleAt<'_> {
+        ThrottleAt {
+            throttle: self,
+            now: u64::try_from(elapsed.as_nanos()).unwrap_or(u64::MAX),
+        }
+    }
+
     #[cold]
     #[inline(never)]
-    fn record_watching(&self, accepted: bool) {
-        let now = self.epoch.nanos();
+    fn record_watching(&self, accepted: bool, now: u64) {
         if accepted {
             let until = self.watching_until.load(Ordering::Acquire);
             if until != CALM && now >= until {
@@ -494,6 +541,49 @@ impl fmt::Debug for AdaptiveThrottle {
     }
 }
 
+/// An [`AdaptiveThrottle`] at a time of the caller's clock
+/// ([`AdaptiveThrottle::at`]).
+#[derive(Clone, Copy, Debug)]
+pub struct ThrottleAt<'a> {
+    throttle: &'a AdaptiveThrottle,
+    /// Nanoseconds after the throttle's first use.
+    now: u64,
+}
+
+impl ThrottleAt<'_> {
+    /// Whether a request may go out, given a uniform draw from `[0, 1)`;
+    /// one rejected is counted as a request the backend did not accept.
+    pub fn allows(&self, draw: f64) -> bool {
+        self.throttle.is_calm() || self.throttle.allows_with(self.now, draw)
+    }
+
+    /// Counts a request that succeeded.
+    pub fn succeeded(&self) {
+        self.throttle.succeeded_then(|| self.now);
+    }
+
+    /// Counts a request that failed with `class`: accepted unless it is an
+    /// overload signal ([`Classification::is_overload`]).
+    pub fn failed(&self, class: &Classification) {
+        self.throttle.failed_then(class, || self.now);
+    }
+
+    /// The share of new requests the throttle rejects.
+    pub fn rejection_ratio(&self) -> f64 {
+        self.throttle.rejection_ratio_at(self.now)
+    }
+
+    /// The requests counted in the window.
+    pub fn requests(&self) -> u64 {
+        self.throttle.requests_at(self.now)
+    }
+
+    /// The requests of the window the backend accepted.
+    pub fn accepts(&self) -> u64 {
+        self.throttle.accepts_at(self.now)
+    }
+}
+
 /// A call that its [`AdaptiveThrottle`] rejected before its first
 /// attempt, because the backend is overloaded.
 ///
@@ -556,7 +646,7 @@ mod tests {
             t.record(Some(&Classification::logical()));
         }
         assert_eq!((t.requests(), t.accepts()), (200, 200));
-        assert!(t.allows_with(0.0));
+        assert!(t.allows_with(t.epoch.nanos(), 0.0));
         assert_eq!(t.rejection_ratio(), 0.0);
     }
 
@@ -582,15 +672,15 @@ mod tests {
         }
         // (99 − 2·10) / 100
         assert!((t.rejection_ratio() - 0.79).abs() < 1e-9);
-        assert!(!t.allows_with(0.5));
-        assert!(t.allows_with(0.8));
+        assert!(!t.allows_with(t.epoch.nanos(), 0.5));
+        assert!(t.allows_with(t.epoch.nanos(), 0.8));
         // The rejection counts as a request the backend did not accept.
         assert_eq!((t.requests(), t.accepts()), (100, 10));
         for _ in 0..1000 {
             t.record(Some(&OVERLOAD));
         }
         assert_eq!(t.rejection_ratio(), AdaptiveThrottle::DEFAULT_MAX_REJECTION);
-        assert!(t.allows_with(0.95));
+        assert!(t.allows_with(t.epoch.nanos(), 0.95));
     }
 
     #[test]

@@ -190,6 +190,93 @@ fn a_throttled_call_is_answered_by_its_fallback() {
     assert_eq!(stats.fallbacks, 200);
 }
 
+/// A backend that is always overloaded, and the throttle's rejection.
+#[derive(Debug)]
+enum Busy {
+    Overloaded,
+    Throttled,
+}
+
+impl std::fmt::Display for Busy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{self:?}")
+    }
+}
+
+impl From<Throttled> for Busy {
+    fn from(_: Throttled) -> Busy {
+        Busy::Throttled
+    }
+}
+
+impl reattempt::Classified for Busy {
+    fn classification(&self) -> reattempt::Classification {
+        reattempt::Classification::rate_limited()
+    }
+}
+
+fn busy_answer(error: Busy) -> Result<&'static str, Busy> {
+    Ok(match error {
+        Busy::Overloaded => "degraded",
+        Busy::Throttled => "degraded: throttled",
+    })
+}
+
+static BUSY: AdaptiveThrottle = AdaptiveThrottle::new(1.0, Duration::from_secs(600))
+    .min_requests(1)
+    .max_rejection(0.99);
+static BUSY_ASYNC: AdaptiveThrottle = AdaptiveThrottle::new(1.0, Duration::from_secs(600))
+    .min_requests(1)
+    .max_rejection(0.99);
+
+/// A sync function whose first attempt runs before any call state: the
+/// throttle is asked before it, the fallback answers after the call.
+#[retry(max = 1, throttle = BUSY, fallback = busy_answer)]
+fn busy() -> Result<&'static str, Busy> {
+    Err(Busy::Overloaded)
+}
+
+#[retry(max = 1, throttle = BUSY_ASYNC, fallback = busy_answer)]
+async fn busy_async() -> Result<&'static str, Busy> {
+    Err(Busy::Overloaded)
+}
+
+#[test]
+fn throttled_calls_of_either_kind_of_function_are_answered_by_their_fallback() {
+    let answers: Vec<_> = (0..200).map(|_| busy().unwrap()).collect();
+    let throttled = answers
+        .iter()
+        .filter(|a| **a == "degraded: throttled")
+        .count();
+    assert!(throttled >= 100, "{throttled} of 200 throttled");
+    let stats = reattempt::stats::get("fallback::busy").unwrap();
+    assert_eq!(
+        (stats.give_ups.throttled, stats.fallbacks),
+        (throttled as u64, 200)
+    );
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+        .unwrap();
+    let answers: Vec<_> = runtime.block_on(async {
+        let mut answers = Vec::new();
+        for _ in 0..200 {
+            answers.push(busy_async().await.unwrap());
+        }
+        answers
+    });
+    let throttled = answers
+        .iter()
+        .filter(|a| **a == "degraded: throttled")
+        .count();
+    assert!(throttled >= 100, "{throttled} of 200 throttled");
+    let stats = reattempt::stats::get("fallback::busy_async").unwrap();
+    assert_eq!(
+        (stats.give_ups.throttled, stats.fallbacks),
+        (throttled as u64, 200)
+    );
+}
+
 static FALLBACK_SWITCH: reattempt::dynamic::PolicyCell =
     reattempt::dynamic::PolicyCell::new(reattempt::dynamic::DynamicPolicy::new());
 
@@ -218,7 +305,7 @@ async fn fetch_from_replica(error: io::Error, key: &&str) -> io::Result<String> 
     Ok(format!("{key} from the replica, after {}", error.kind()))
 }
 
-#[retry(max = 2, backoff = none, fallback = fetch_from_replica)]
+#[retry(max = 2, backoff = none, fallback = async fetch_from_replica)]
 async fn fetch(key: &str) -> io::Result<String> {
     let _ = key;
     Err(ErrorKind::ConnectionReset.into())

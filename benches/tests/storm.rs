@@ -141,7 +141,7 @@ fn an_adaptive_throttle_holds_an_overloaded_backend_to_about_k_requests_per_acce
     for protection in [Protection::Throttle, Protection::Both] {
         let run = ratio(protection);
         let received = run.received_per_accepted();
-        assert!(received <= 2.2, "{protection:?}: {received}");
+        assert!(received <= 2.2, "{}: {received}", protection.name());
         // Back to every request accepted within one window.
         let recovery = run.recovery(1.0).expect("it recovers");
         assert!(recovery <= WINDOW.as_secs(), "{protection:?}: {recovery} s");

@@ -16,6 +16,7 @@ use tracing::Span;
 
 use crate::backoff::Backoff;
 use crate::breaker::BreakerOpen;
+use crate::call_id::CallIdCell;
 use crate::class::Classification;
 use crate::class::CodeKind;
 use crate::clock::Clock;
@@ -49,7 +50,7 @@ mod run;
 mod wait;
 
 use failures::{FailureState, Failures};
-pub use first::{THREAD_WAITS, Waits, run_sync};
+pub use first::{THREAD_WAITS, Waits, run_sync, throttled_early, throttles};
 pub use instead::NoDeadline;
 pub use round::{Attempts, Round, RoundEvent};
 
@@ -235,6 +236,51 @@ fn after_http(failures: &Failures) -> bool {
         .is_some_and(|c| c.code_kind() == CodeKind::Http)
 }
 
+/// A sync call that gave up after its first attempt ran early, ended, as
+/// its fallback sees it: the call state is gone, and the fallback is
+/// called where the body's closure no longer borrows the arguments.
+#[derive(Debug)]
+pub struct Ended {
+    site: &'static Site,
+    call_id: CallIdCell,
+    spans: Option<Box<Spans>>,
+    falls_back: bool,
+}
+
+impl Ended {
+    /// Whether the fallback answers: a dynamic policy may turn it off.
+    #[inline]
+    pub fn falls_back(&self) -> bool {
+        self.falls_back
+    }
+
+    /// The fallback answered, as [`Call::fell_back`] says it.
+    #[cold]
+    #[inline(never)]
+    pub fn fell_back(&mut self, fields: impl Fields) {
+        answered(self.site, &self.call_id, self.spans.as_deref(), &|| {
+            fields.span()
+        });
+    }
+}
+
+/// A fallback answered the call of `site` whose id is `call_id`: counted,
+/// said on its span and logged.
+fn answered(
+    site: &'static Site,
+    call_id: &CallIdCell,
+    spans: Option<&Spans>,
+    span: &dyn Fn() -> Span,
+) {
+    site.fell_back();
+    if let Some(spans) = spans {
+        spans.fell_back();
+    }
+    if log::wanted(tracing::Level::INFO) {
+        log::fell_back(site.name(), call_id, span);
+    }
+}
+
 /// What every success tells the policy's shared state: the alert streak
 /// ends, and the breaker hears of it.
 #[inline]
@@ -411,9 +457,7 @@ impl<'p, B: Backoff, C: Clock> Call<'p, B, C> {
     /// rejects the call before its first attempt.
     #[inline]
     pub fn throttles(&self) -> bool {
-        self.policy
-            .throttle
-            .is_some_and(|throttle| !throttle.allows())
+        throttles(self.policy)
     }
 
     /// The outcome of a call its throttle [rejects](Call::throttles),
@@ -440,14 +484,23 @@ impl<'p, B: Backoff, C: Clock> Call<'p, B, C> {
     #[cold]
     #[inline(never)]
     pub fn fell_back(&mut self, fields: impl Fields) {
-        self.frame.site.fell_back();
-        if let Some(spans) = &*self.spans {
-            spans.fell_back();
-        }
-        if log::wanted(tracing::Level::INFO) {
-            log::fell_back(self.frame.site.name(), &self.frame.call_id, &|| {
-                fields.span()
-            });
+        answered(
+            self.frame.site,
+            &self.frame.call_id,
+            self.spans.as_deref(),
+            &|| fields.span(),
+        );
+    }
+
+    /// What the call leaves for its fallback as it ends, having given up:
+    /// its identity, and its spans, which stay open until the fallback
+    /// answers.
+    pub(crate) fn ended(&mut self) -> Ended {
+        Ended {
+            site: self.frame.site,
+            call_id: self.frame.call_id.moved(),
+            spans: self.spans.take(),
+            falls_back: self.policy.fallback,
         }
     }
 

@@ -27,7 +27,8 @@ pub struct Awaited<M, Fut>(PhantomData<(M, Fut)>);
 #[diagnostic::on_unimplemented(
     message = "`fallback = ..` does not fit this function",
     label = "expected a function `fn({E}) -> {R}`, which may take the function's arguments after the error",
-    note = "a fallback takes the last error, then, if it asks for them, the function's arguments by reference and in order: here `{A}`"
+    note = "a fallback takes the last error, then, if it asks for them, the function's arguments by reference and in order: here `{A}`",
+    note = "on an async function, an `async fn` is written `fallback = async FN`"
 )]
 pub trait Fallback<E, A, R, M> {
     /// The answer to a call that gave up with `error`.
@@ -46,8 +47,8 @@ pub enum Answered<R, F> {
     Later(F),
 }
 
-/// [`Fallback`] for an async function, whose fallback may also be an
-/// `async fn`.
+/// [`Fallback`] for an async function's `fallback = async FN`, which may
+/// be an `async fn`.
 #[diagnostic::on_unimplemented(
     message = "`fallback = ..` does not fit this function",
     label = "expected a function `fn({E}) -> {R}`, or an `async fn` of the error that returns `{R}`; either may take the function's arguments after the error",

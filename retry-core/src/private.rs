@@ -18,7 +18,8 @@ pub use crate::backoff::{
 pub use crate::call::instead::NoLast;
 pub use crate::call::{Attempts, Round, RoundEvent};
 pub use crate::call::{
-    Call, Decision, FieldVisitor, Named, NoDeadline, NoFields, THREAD_WAITS, Waits, run_sync,
+    Call, Decision, Ended, FieldVisitor, Named, NoDeadline, NoFields, THREAD_WAITS, Waits,
+    run_sync, throttled_early, throttles,
 };
 pub use crate::call_policy::{PolicySource, dynamic_policy};
 pub use crate::class::Classification;

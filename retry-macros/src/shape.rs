@@ -15,7 +15,10 @@
 //! but the body, with a constant policy. The first attempt runs before any
 //! call state is built; the rest of the call runs in the core, out of line.
 //! A policy of literals without shared state is a `static __RETRY_POLICY`
-//! built by the `Policy`'s `const fn`s.
+//! built by the `Policy`'s `const fn`s. A `throttle` is asked before the
+//! first attempt (`throttles`, `throttled_early`); a `fallback` answers
+//! after the call, from what a call that gave up left in its slot
+//! (`__retry_ended`, passed as the last argument instead of `None`).
 //!
 //! ```text
 //! static __RETRY_SITE: Site = Site::new(concat!(module_path!(), "::fetch"));
@@ -173,8 +176,10 @@ impl Shape {
 /// acts before the first attempt. The body of `SyncEarly` is one closure
 /// that the loop calls again, alive for the whole call: anything else the
 /// loop would run (a hook, a classifier closure, `if_result`, `fields(..)`)
-/// could borrow an argument the body holds. A limit, a throttle or a
-/// breaker that refuses calls acts before the first attempt.
+/// could borrow an argument the body holds; a `fallback` runs after the
+/// call, where the closure is gone, and a throttle is asked before it. A
+/// limit or a classic breaker acts before the first attempt, and on the
+/// call's state.
 fn runs_only_the_body(args: &Args) -> bool {
     let Hooks {
         before,
@@ -188,8 +193,6 @@ fn runs_only_the_body(args: &Args) -> bool {
         && args.fields.is_none()
         && !matches!(args.on, Some(On::Closure(_)))
         && args.limit.is_none()
-        && args.throttle.is_none()
-        && args.fallback.is_none()
         && args.breaker.as_ref().is_none_or(|breaker| !breaker.classic)
 }
 
@@ -246,6 +249,9 @@ mod tests {
             "max = 3, backoff = exp, jitter",
             "deadline = 5s",
             "budget = B",
+            "throttle = T",
+            "fallback = cached",
+            "fallback = |e| cached(e, x)",
         ] {
             assert_eq!(shape(args, false), Shape::SyncEarly, "{args}");
         }
@@ -255,8 +261,6 @@ mod tests {
             "fields(x)",
             "limit = L",
             "breaker = classic(B)",
-            "throttle = T",
-            "fallback = cached",
             "policy = dynamic()",
             "deadline = (secs(2))",
             "backoff = |n| ms(n)",

@@ -36,6 +36,16 @@ pub fn validate(args: &Args, function: &Function) -> syn::Result<()> {
             "`attempt_timeout` works on async functions only: a sync body cannot be interrupted while it runs\nbound the whole call with `deadline = DUR` instead",
         ));
     }
+    if let Some(fallback) = &args.fallback
+        && fallback.awaited
+        && matches!(function.kind, Kind::Sync)
+    {
+        fail(syn::Error::new_spanned(
+            &fallback.function,
+            "`fallback = async ..` awaits an `async fn`, which a sync function cannot
+give a plain function: `fallback = cached_price`",
+        ));
+    }
     if let Some((key, _)) = &args.policy
         && matches!(args.backoff, Some(Backoff::Closure(_) | Backoff::Expr(_)))
     {

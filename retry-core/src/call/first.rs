@@ -13,13 +13,13 @@ use core::time::Duration;
 use super::decide::FailedValue;
 use super::instead::{Late, NoDeadline, Within};
 use super::phase::{NEVER_RAN, RAN, timeout_class};
-use super::{Call, Decision, no_fields, no_span, starts, success_seen};
+use super::{Call, Decision, Ended, no_fields, no_span, starts, success_seen};
 use crate::backoff::Backoff;
 use crate::class::Classification;
 use crate::clock::{Clock, SystemClock, SystemReading, thread_sleep};
 use crate::current::Frame;
 use crate::export;
-use crate::outcome::Outcome;
+use crate::outcome::{FromThrottled, Outcome};
 use crate::policy::Policy;
 use crate::read_outcome::{DynJudge, JudgeValue};
 use crate::site::Site;
@@ -33,31 +33,52 @@ struct Started {
     at: Option<SystemReading>,
 }
 
-/// How a sync call waits between attempts: `sleep`, its sleeper, and
-/// `late`, which makes the outcome of an attempt that a wait ran past the
-/// deadline kept from starting (a `Late`): `NoDeadline` for a policy
-/// without one.
+/// How a sync call waits between attempts, and how it ends after them:
+/// `sleep`, its sleeper; `late`, which makes the outcome of an attempt
+/// that a wait ran past the deadline kept from starting (a `Late`):
+/// `NoDeadline` for a policy without one; and, under `fallback = ..`,
+/// `ended`, where a call that gives up leaves what its fallback needs
+/// ([`Ended`]): the fallback answers after the call, where the body's
+/// closure no longer borrows the arguments.
 #[derive(Debug)]
-pub struct Waits<S, L> {
+pub struct Waits<'e, S, L> {
     sleep: S,
     late: L,
+    ended: Option<&'e mut Option<Ended>>,
 }
 
-impl<S: Sleeper, L> Waits<S, L> {
+impl<S: Sleeper, L> Waits<'static, S, L> {
     /// Waits on `sleep`, with `late` for a wait that ran past the deadline.
     #[inline]
-    pub fn new(sleep: S, late: L) -> Waits<S, L> {
-        Waits { sleep, late }
+    pub fn new(sleep: S, late: L) -> Waits<'static, S, L> {
+        Waits {
+            sleep,
+            late,
+            ended: None,
+        }
+    }
+}
+
+impl<S, L> Waits<'_, S, L> {
+    /// The same waits, for a call that leaves what its fallback needs in
+    /// `ended` when it gives up.
+    #[inline]
+    pub fn ending(self, ended: &mut Option<Ended>) -> Waits<'_, S, L> {
+        Waits {
+            sleep: self.sleep,
+            late: self.late,
+            ended: Some(ended),
+        }
     }
 }
 
 /// The waits of most sync functions: on the thread, with no deadline. A
-/// constant of no size, so that a function names it rather than calls
-/// [`Waits::new`], which rustc checks again in each, and hands on
-/// nothing.
-pub const THREAD_WAITS: Waits<ThreadSleep, NoDeadline> = Waits {
+/// constant of no size but a `None`, so that a function names it rather
+/// than calls [`Waits::new`], which rustc checks again in each.
+pub const THREAD_WAITS: Waits<'static, ThreadSleep, NoDeadline> = Waits {
     sleep: ThreadSleep,
     late: NoDeadline,
+    ended: None,
 };
 
 /// What a sync call sleeps with: a function of the delay (`sleep = ..`),
@@ -99,7 +120,8 @@ impl Sleeper for ThreadSleep {
 /// hand-over are one function with one way out to the rest, so that each
 /// function compiles no `Result` of them to match.
 ///
-/// `waits` says how the call waits between attempts ([`Waits`]).
+/// `waits` says how the call waits between attempts, and where it leaves
+/// what its fallback needs ([`Waits`]).
 ///
 /// Only for a policy without a concurrency limit, whose permit only a call
 /// holds: the expansion calls this for no other.
@@ -111,7 +133,7 @@ pub fn run_sync<B, R, A, V, D, S, L>(
     judge_value: V,
     classify: &dyn Fn(&R::Error) -> Classification,
     describe: D,
-    waits: Waits<S, L>,
+    waits: Waits<'_, S, L>,
 ) -> R
 where
     B: Backoff,
@@ -122,7 +144,7 @@ where
     S: Sleeper,
     L: Late<R>,
 {
-    let Waits { sleep, late } = waits;
+    let Waits { sleep, late, ended } = waits;
     debug_assert!(
         policy.limit.is_none(),
         "a first attempt without a call holds no permit"
@@ -160,7 +182,33 @@ where
         judge_value: judged,
         late,
     };
-    rest_sync(policy, site, last, started, &sleep)
+    rest_sync(policy, site, last, started, &sleep, ended)
+}
+
+/// Under `throttle = ..`, whether the policy's adaptive throttle rejects
+/// a call before its first attempt.
+#[inline]
+pub fn throttles<B>(policy: &Policy<B>) -> bool {
+    policy.throttle.is_some_and(|throttle| !throttle.allows())
+}
+
+/// The outcome of a sync call whose first attempt would run early, which
+/// its throttle [rejects](throttles): given up with reason `throttled`
+/// after no attempt, as [`Call::throttled`] gives it up, with what its
+/// fallback needs left in `ended`.
+#[cold]
+#[inline(never)]
+pub fn throttled_early<B: Backoff, R: FromThrottled>(
+    policy: &Policy<B>,
+    site: &'static Site,
+    ended: Option<&mut Option<Ended>>,
+) -> R {
+    let mut call = Call::new(policy, site, SystemClock);
+    let outcome = call.throttled(super::NoFields);
+    if let Some(ended) = ended {
+        *ended = Some(call.ended());
+    }
+    outcome
 }
 
 /// Whether an attempt's outcome is a success: a value `judge_value` does
@@ -214,10 +262,11 @@ fn rest_sync<B: Backoff, R: Outcome, L: Late<R>>(
     mut last: LastAttempt<'_, R, L>,
     started: Option<Started>,
     sleep: &dyn Sleeper,
+    ended: Option<&mut Option<Ended>>,
 ) -> R {
     // How the call started is read where the first attempt left it: only
     // the call state copies its frame.
-    rest_of_call::<B, L::Within>(policy, site, started.as_ref(), &mut last, sleep);
+    rest_of_call::<B, L::Within>(policy, site, started.as_ref(), &mut last, sleep, ended);
     ManuallyDrop::into_inner(last.outcome)
         .expect("the rest of a call returns on an attempt's outcome")
 }
@@ -375,23 +424,26 @@ fn rest_of_call<B: Backoff, W: Within>(
     started: Option<&Started>,
     attempts: &mut dyn Attempts,
     sleep: &dyn Sleeper,
+    ended: Option<&mut Option<Ended>>,
 ) {
     let unwinding = ClearOnUnwind(attempts);
     let attempts = &mut *unwinding.0;
-    match started {
+    let mut call: Call<'_, B, SystemClock> = match started {
         Some(Started { frame, at }) => {
-            let mut call: Call<'_, B, SystemClock> =
-                Call::at_attempt_one(policy, frame.moved(), SystemClock, *at, None);
-            decide_and_retry::<B, W>(policy, &mut call, attempts, sleep);
+            Call::at_attempt_one(policy, frame.moved(), SystemClock, *at, None)
         }
         None => {
-            let mut call: Call<'_, B, SystemClock> = Call::new(policy, site, SystemClock);
+            let mut call = Call::new(policy, site, SystemClock);
             call.begin_attempt();
             call.scope(policy, || {
                 attempts.ask(Ask::Run);
             });
-            decide_and_retry::<B, W>(policy, &mut call, attempts, sleep);
+            call
         }
+    };
+    let gave_up = decide_and_retry::<B, W>(policy, &mut call, attempts, sleep);
+    if gave_up && let Some(ended) = ended {
+        *ended = Some(call.ended());
     }
     // Returned: the caller takes the last outcome.
     mem::forget(unwinding);
@@ -446,15 +498,15 @@ impl Drop for ClearOnUnwind<'_> {
 }
 
 /// A decision on each attempt's outcome and a wait before the next, until
-/// one is returned. The call is borrowed, not moved: moved into the loop,
-/// the whole call state would be copied.
+/// one is returned: whether the call gave up. The call is borrowed, not
+/// moved: moved into the loop, the whole call state would be copied.
 #[inline]
 fn decide_and_retry<B: Backoff, W: Within>(
     policy: &Policy<B>,
     call: &mut Call<'_, B, SystemClock>,
     attempts: &mut dyn Attempts,
     sleep: &dyn Sleeper,
-) {
+) -> bool {
     loop {
         // In the attempt's frame, as `Call::error_class` classifies: the
         // classifier may ask which attempt the error is of.
@@ -484,7 +536,8 @@ fn decide_and_retry<B: Backoff, W: Within>(
             }
         };
         let delay = match decision {
-            Decision::Return | Decision::GiveUp(_) => return,
+            Decision::Return => return false,
+            Decision::GiveUp(_) => return true,
             Decision::Retry(delay) => delay,
         };
         // A constant, not the policy's deadline read from memory: the loop
@@ -494,7 +547,7 @@ fn decide_and_retry<B: Backoff, W: Within>(
             attempts.ask(Ask::Clear);
             sleep.sleep(delay);
         } else if waited_past_the_deadline(call, attempts, sleep, delay) {
-            return;
+            return true;
         }
         // Counted here, where a call of its own would cost each retry more
         // than the count: the attempt waits for no permit.

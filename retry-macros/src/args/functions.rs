@@ -2,9 +2,9 @@
 //! user's, which the expansion calls: `if_result`, the hooks, `fallback`,
 //! `on_alert`, `policy` and `sleep`.
 
-use syn::Expr;
 use syn::parse::ParseStream;
 use syn::spanned::Spanned;
+use syn::{Expr, Token, token};
 
 use super::syntax::function;
 
@@ -25,12 +25,27 @@ pub(super) fn hook(input: ParseStream, name: &str) -> syn::Result<Expr> {
     )
 }
 
-pub(super) fn fallback(input: ParseStream) -> syn::Result<Expr> {
-    function(
+/// `fallback = FN`, or `fallback = async FN` for an `async fn`.
+pub struct Fallback {
+    pub function: Expr,
+    /// Whether its answer is awaited: an `async fn`'s.
+    pub awaited: bool,
+}
+
+pub(super) fn fallback(input: ParseStream) -> syn::Result<Fallback> {
+    // `async` before a path; `async { .. }` and `async move` are
+    // expressions, left to the function's own parse.
+    let awaited =
+        input.peek(Token![async]) && !input.peek2(token::Brace) && !input.peek2(Token![move]);
+    if awaited {
+        input.parse::<Token![async]>()?;
+    }
+    let function = function(
         input,
         "fallback",
-        "a function of the last error that returns the function's return type, which may take the function's arguments after the error, by reference; or a closure of the error",
-    )
+        "a function of the last error that returns the function's return type, which may take the function's arguments after the error, by reference; `async FN` for an `async fn` on an async function; or a closure of the error",
+    )?;
+    Ok(Fallback { function, awaited })
 }
 
 pub(super) fn on_alert(input: ParseStream) -> syn::Result<Expr> {

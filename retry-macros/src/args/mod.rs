@@ -19,6 +19,7 @@ use syn::parse::{Parse, ParseStream};
 use syn::{Expr, Ident, LitStr, Path, Token, token};
 
 pub use backoff::{Backoff, Curve, Custom};
+pub use functions::Fallback;
 pub use hedge::{After, Hedge};
 pub use jitter::Jitter;
 pub use keywords::{Idempotent, Preset};
@@ -71,7 +72,7 @@ pub struct Args {
     pub budget: Option<Expr>,
     pub breaker: Option<Breaker>,
     pub throttle: Option<Expr>,
-    pub fallback: Option<Expr>,
+    pub fallback: Option<Fallback>,
     pub limit: Option<Expr>,
     pub dead_letter: Option<Expr>,
     pub alert_after: Option<u32>,

@@ -6,7 +6,7 @@ use syn::Ident;
 use syn::spanned::Spanned;
 
 use super::Parts;
-use crate::args::Args;
+use crate::args::{Args, Fallback};
 use crate::spanned::{parenthesized, private_path};
 
 impl Parts<'_> {
@@ -44,7 +44,11 @@ impl Parts<'_> {
     /// `fallback = ..`, the fallback's answer in place of the outcome, when
     /// the outcome is an error and a dynamic policy did not turn it off.
     pub(super) fn with_fallback(&self, args: &Args, hooks: TokenStream) -> TokenStream {
-        let Some(fallback) = &args.fallback else {
+        let Some(Fallback {
+            function: fallback,
+            awaited,
+        }) = &args.fallback
+        else {
             return hooks;
         };
         let Parts {
@@ -55,7 +59,10 @@ impl Parts<'_> {
         let span = fallback.span();
         let module = private_path("fallback", span);
         let is_closure = matches!(fallback, syn::Expr::Closure(_));
-        let method = match (is_closure, self.shape.is_async()) {
+        // Only `async FN` is awaited: a plain function's answer costs the
+        // function's future no state of its own.
+        let awaited = *awaited && self.shape.is_async() && !is_closure;
+        let method = match (is_closure, awaited) {
             (true, _) => "answer_by_closure",
             (false, true) => "answer_async",
             (false, false) => "answer",
@@ -77,9 +84,9 @@ impl Parts<'_> {
         // Each `match` ends before any await: the temporary it matches on
         // would be kept in an async function's future across the await,
         // and it holds an outcome.
-        let answered = if self.shape.is_async() && !is_closure {
-            // Only an `async fn`'s answer is awaited, and only it is kept
-            // in the function's future; a plain function's answers now.
+        let answered = if awaited {
+            // An `async fn`'s answer is awaited, and only it is kept in the
+            // function's future; a plain function given so answers now.
             let mut dot = Punct::new('.', Spacing::Alone);
             dot.set_span(span);
             let awaited = Ident::new("await", span);

@@ -226,9 +226,52 @@ impl Parts<'_> {
                 code!(#private::Waits::new(#sleep, #late))
             }
         };
+        let waits = match &args.fallback {
+            Some(_) => code!(#waits.ending(&mut __retry_ended)),
+            None => waits,
+        };
+        // Under `fallback = ..`, a call that gives up leaves what its
+        // fallback needs in `__retry_ended`, and the fallback answers after
+        // the call, where the body's closure borrows nothing any more.
+        let (ended, ended_slot, answered) = match &args.fallback {
+            Some(_) => {
+                let answered = self.with_fallback(args, code!());
+                (
+                    code!(let mut __retry_ended = ::core::option::Option::None;),
+                    code!(::core::option::Option::Some(&mut __retry_ended)),
+                    code! {
+                        // The call's end, under the name the fallback's
+                        // code gives the call.
+                        let #outcome = match __retry_ended {
+                            ::core::option::Option::Some(mut __retry_call) => {
+                                #answered
+                                #outcome
+                            }
+                            ::core::option::Option::None => #outcome,
+                        };
+                    },
+                )
+            }
+            None => (code!(), code!(::core::option::Option::None), code!()),
+        };
+        // Under `throttle = ..`, a rejected call; spanned at the return
+        // type, which must be able to stand for it.
+        let refusal = args.throttle.as_ref().map(|_| {
+            let throttled = Ident::new("throttled_early", self.return_span);
+            let ret = self.ret.as_ref().map(|ret| code!(::<_, #ret>));
+            code! {
+                if #private::throttles(#policy) {
+                    let #outcome = #private::#throttled #ret(#policy, &__RETRY_SITE, #ended_slot);
+                    #answered
+                    return #outcome;
+                }
+            }
+        });
         // The body's closure is bound first, so that the outcome's type is
         // known when the closures that read it pick their methods.
         code! {
+            #ended
+            #refusal
             let __retry_body = #body;
             let #outcome = #private::run_sync(
                 #policy,
@@ -240,6 +283,7 @@ impl Parts<'_> {
                 #waits,
             );
             #fallible
+            #answered
             #outcome
         }
     }

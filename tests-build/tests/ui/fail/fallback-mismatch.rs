@@ -38,8 +38,28 @@ async fn later(_: io::Error) -> Option<u32> {
     None
 }
 
-#[retry(fallback = later)]
+#[retry(fallback = async later)]
 async fn price_later(item: u32) -> io::Result<u32> {
+    Ok(item)
+}
+
+async fn replica(_: io::Error) -> io::Result<u32> {
+    Ok(0)
+}
+
+// An `async fn` without `async`: its future is no answer.
+#[retry(fallback = replica)]
+async fn price_elsewhere(item: u32) -> io::Result<u32> {
+    Ok(item)
+}
+
+fn cached(_: io::Error) -> io::Result<u32> {
+    Ok(0)
+}
+
+// Nothing to await in a sync function.
+#[retry(fallback = async cached)]
+fn price_now(item: u32) -> io::Result<u32> {
     Ok(item)
 }
 

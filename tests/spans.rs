@@ -66,6 +66,10 @@ impl Visit for Fields<'_> {
         self.0.texts.insert(field.name(), value.to_owned());
     }
 
+    fn record_bool(&mut self, field: &Field, value: bool) {
+        self.0.texts.insert(field.name(), value.to_string());
+    }
+
     fn record_debug(&mut self, _: &Field, _: &dyn std::fmt::Debug) {}
 }
 
@@ -386,4 +390,68 @@ fn an_async_attempt_that_panics_leaves_its_span_and_its_frame() {
     let (entered, left) = *counts.0.lock().unwrap();
     assert!(entered >= 2, "each call's attempt span was entered");
     assert_eq!(entered, left, "every span entered was left");
+}
+
+fn cached(_: io::Error) -> io::Result<u32> {
+    Ok(0)
+}
+
+#[retry(max = 2, backoff = none, fallback = cached)]
+fn answered_by_fallback() -> io::Result<u32> {
+    Err(io::ErrorKind::ConnectionReset.into())
+}
+
+#[retry(max = 2, backoff = none, fallback = cached)]
+async fn answered_by_fallback_async() -> io::Result<u32> {
+    Err(io::ErrorKind::ConnectionReset.into())
+}
+
+static REJECTING: reattempt::AdaptiveThrottle =
+    reattempt::AdaptiveThrottle::new(1.0, Duration::from_secs(600))
+        .min_requests(1)
+        .max_rejection(0.99);
+
+/// Every error an overload signal, so that the throttle soon rejects.
+#[retry(max = 1, on = |_: &io::Error| reattempt::Class::RateLimited, throttle = REJECTING)]
+fn throttled_away() -> io::Result<u32> {
+    Err(io::ErrorKind::ConnectionRefused.into())
+}
+
+/// The call span of a call that gave up says why, and that its fallback
+/// answered.
+#[test]
+fn the_call_span_says_a_fallback_answered_and_a_throttle_rejected() {
+    for seen in [
+        recorded(|| assert_eq!(answered_by_fallback().unwrap(), 0)),
+        recorded(|| assert_eq!(block_on(answered_by_fallback_async()).unwrap(), 0)),
+    ] {
+        let (call, attempts, _) = call_and_attempts(&seen);
+        let texts = &seen.spans[&call].texts;
+        assert_eq!(attempts, Some(2));
+        assert_eq!(
+            texts.get("retry.give_up").map(String::as_str),
+            Some("exhausted")
+        );
+        assert_eq!(
+            texts.get("retry.fallback").map(String::as_str),
+            Some("true")
+        );
+    }
+    for _ in 0..20 {
+        let _ = throttled_away();
+    }
+    let seen = recorded(|| {
+        for _ in 0..20 {
+            let _ = throttled_away();
+        }
+    });
+    let rejected = seen
+        .spans
+        .values()
+        .filter(|span| span.texts.get("retry.give_up").map(String::as_str) == Some("throttled"))
+        .count();
+    assert!(
+        rejected >= 10,
+        "{rejected} of 20 calls' spans say `throttled`"
+    );
 }

@@ -177,17 +177,26 @@ fn overloaded() -> io::Result<&'static str> {
     Err(io::Error::new(ErrorKind::ConnectionRefused, "503"))
 }
 
-#[test]
-fn a_throttled_call_is_answered_by_its_fallback() {
-    let answers: Vec<_> = (0..200).map(|_| overloaded().unwrap()).collect();
+/// 200 answers of `function`'s fallback, most of them to calls its
+/// throttle rejected, each counted as answered and those as throttled.
+fn most_answered_throttled(function: &str, answers: &[&str]) {
+    assert_eq!(answers.len(), 200);
     let throttled = answers
         .iter()
         .filter(|a| **a == "degraded: throttled")
         .count();
     assert!(throttled >= 100, "{throttled} of 200 throttled");
-    let stats = reattempt::stats::get("fallback::overloaded").unwrap();
-    assert_eq!(stats.give_ups.throttled, throttled as u64);
-    assert_eq!(stats.fallbacks, 200);
+    let stats = reattempt::stats::get(function).unwrap();
+    assert_eq!(
+        (stats.give_ups.throttled, stats.fallbacks),
+        (throttled as u64, 200)
+    );
+}
+
+#[test]
+fn a_throttled_call_is_answered_by_its_fallback() {
+    let answers: Vec<_> = (0..200).map(|_| overloaded().unwrap()).collect();
+    most_answered_throttled("fallback::overloaded", &answers);
 }
 
 /// A backend that is always overloaded, and the throttle's rejection.
@@ -244,16 +253,7 @@ async fn busy_async() -> Result<&'static str, Busy> {
 #[test]
 fn throttled_calls_of_either_kind_of_function_are_answered_by_their_fallback() {
     let answers: Vec<_> = (0..200).map(|_| busy().unwrap()).collect();
-    let throttled = answers
-        .iter()
-        .filter(|a| **a == "degraded: throttled")
-        .count();
-    assert!(throttled >= 100, "{throttled} of 200 throttled");
-    let stats = reattempt::stats::get("fallback::busy").unwrap();
-    assert_eq!(
-        (stats.give_ups.throttled, stats.fallbacks),
-        (throttled as u64, 200)
-    );
+    most_answered_throttled("fallback::busy", &answers);
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_time()
         .build()
@@ -265,16 +265,7 @@ fn throttled_calls_of_either_kind_of_function_are_answered_by_their_fallback() {
         }
         answers
     });
-    let throttled = answers
-        .iter()
-        .filter(|a| **a == "degraded: throttled")
-        .count();
-    assert!(throttled >= 100, "{throttled} of 200 throttled");
-    let stats = reattempt::stats::get("fallback::busy_async").unwrap();
-    assert_eq!(
-        (stats.give_ups.throttled, stats.fallbacks),
-        (throttled as u64, 200)
-    );
+    most_answered_throttled("fallback::busy_async", &answers);
 }
 
 static FALLBACK_SWITCH: reattempt::dynamic::PolicyCell =

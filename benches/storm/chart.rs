@@ -23,15 +23,7 @@ pub type Row = (usize, Vec<Cost>);
 pub fn svg(rows: &[Row]) -> String {
     let width = 2.0 * (PANEL_WIDTH + 2.0 * MARGIN);
     let height = PANEL_HEIGHT + 2.0 * MARGIN + LEGEND_HEIGHT;
-    let mut out = String::new();
-    let _ = writeln!(
-        out,
-        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" font-family="sans-serif" font-size="12">"#
-    );
-    let _ = writeln!(
-        out,
-        r#"<rect width="{width}" height="{height}" fill="white"/>"#
-    );
+    let mut out = opened(width, height);
     panel(&mut out, rows, 0.0, "Calls (writes sent)", |cost| {
         cost.calls
     });
@@ -124,6 +116,20 @@ fn legend(out: &mut String, top: f64) {
     }
 }
 
+/// An SVG document of `width` by `height` on white, still open.
+fn opened(width: f64, height: f64) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" font-family="sans-serif" font-size="12">"#
+    );
+    let _ = writeln!(
+        out,
+        r#"<rect width="{width}" height="{height}" fill="white"/>"#
+    );
+    out
+}
+
 /// The smallest of 1, 2 or 5 times a power of ten at or above `v`.
 fn nice_ceiling(v: f64) -> f64 {
     if v <= 0.0 {
@@ -157,15 +163,7 @@ pub fn overload_svg(runs: &[(Protection, Run)]) -> String {
         let v = v.clamp(bottom, top);
         y0 + PANEL_HEIGHT - (v / bottom).log10() / (top / bottom).log10() * PANEL_HEIGHT
     };
-    let mut out = String::new();
-    let _ = writeln!(
-        out,
-        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" font-family="sans-serif" font-size="12">"#
-    );
-    let _ = writeln!(
-        out,
-        r#"<rect width="{width}" height="{height}" fill="white"/>"#
-    );
+    let mut out = opened(width, height);
     let _ = writeln!(
         out,
         r#"<text x="{}" y="{}" text-anchor="middle" font-size="14">Attempts the backend receives a second, logarithmic ({} clients, demand {DEMAND} a second)</text>"#,

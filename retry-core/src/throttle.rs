@@ -256,32 +256,27 @@ impl AdaptiveThrottle {
     /// requests the throttle rejected. While the throttle is calm, the
     /// requests accepted since it calmed down.
     pub fn requests(&self) -> u64 {
-        self.requests_at(self.epoch.nanos())
-    }
-
-    fn requests_at(&self, now: u64) -> u64 {
-        if self.is_calm() {
-            return self.calm_accepts.load(Ordering::Relaxed);
-        }
-        self.sum(&self.requests, now)
+        self.counted(&self.requests, self.epoch.nanos())
     }
 
     /// The requests of [`requests`](AdaptiveThrottle::requests) that the
     /// backend accepted.
     pub fn accepts(&self) -> u64 {
-        self.accepts_at(self.epoch.nanos())
-    }
-
-    fn accepts_at(&self, now: u64) -> u64 {
-        if self.is_calm() {
-            return self.calm_accepts.load(Ordering::Relaxed);
-        }
-        self.sum(&self.accepts, now)
+        self.counted(&self.accepts, self.epoch.nanos())
     }
 
     /// The share of new requests the throttle rejects now: 0 while calm.
     pub fn rejection_ratio(&self) -> f64 {
         self.rejection_ratio_at(self.epoch.nanos())
+    }
+
+    /// What `cells` count in the window at `now`; while calm, the
+    /// requests accepted since (which are all the requests there are).
+    fn counted(&self, cells: &[AtomicU64; SLOTS], now: u64) -> u64 {
+        if self.is_calm() {
+            return self.calm_accepts.load(Ordering::Relaxed);
+        }
+        self.sum(cells, now)
     }
 
     fn rejection_ratio_at(&self, now: u64) -> f64 {
@@ -575,12 +570,12 @@ impl ThrottleAt<'_> {
 
     /// The requests counted in the window.
     pub fn requests(&self) -> u64 {
-        self.throttle.requests_at(self.now)
+        self.throttle.counted(&self.throttle.requests, self.now)
     }
 
     /// The requests of the window the backend accepted.
     pub fn accepts(&self) -> u64 {
-        self.throttle.accepts_at(self.now)
+        self.throttle.counted(&self.throttle.accepts, self.now)
     }
 }
 

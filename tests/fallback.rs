@@ -268,6 +268,77 @@ fn throttled_calls_of_either_kind_of_function_are_answered_by_their_fallback() {
     most_answered_throttled("fallback::busy_async", &answers);
 }
 
+static GAVE_UP_SEEN: AtomicU32 = AtomicU32::new(0);
+
+fn cached_after_hook(_: io::Error) -> io::Result<u32> {
+    assert_eq!(
+        GAVE_UP_SEEN.load(Ordering::SeqCst) % 2,
+        1,
+        "after on_give_up"
+    );
+    GAVE_UP_SEEN.fetch_add(1, Ordering::SeqCst);
+    Ok(5)
+}
+
+#[retry(
+    max = 2,
+    backoff = none,
+    on_give_up = |_| { GAVE_UP_SEEN.fetch_add(1, Ordering::SeqCst); },
+    fallback = cached_after_hook,
+)]
+fn with_hook() -> io::Result<u32> {
+    Err(ErrorKind::ConnectionReset.into())
+}
+
+#[test]
+fn the_fallback_answers_after_on_give_up() {
+    assert_eq!(with_hook().unwrap(), 5);
+    assert_eq!(GAVE_UP_SEEN.load(Ordering::SeqCst), 2);
+}
+
+static OPENED: reattempt::RetryBreaker =
+    reattempt::RetryBreaker::new(0.5, 1, Duration::from_secs(60), Duration::from_secs(600), 1);
+
+fn breaker_answer(error: io::Error) -> io::Result<&'static str> {
+    Ok(
+        if error
+            .get_ref()
+            .is_some_and(|e| e.is::<reattempt::BreakerOpen>())
+        {
+            "degraded: breaker open"
+        } else {
+            "degraded"
+        },
+    )
+}
+
+#[retry(max = 2, backoff = none, breaker = classic(OPENED), fallback = breaker_answer)]
+fn behind_an_open_breaker() -> io::Result<&'static str> {
+    Ok("live")
+}
+
+#[test]
+fn a_call_an_open_breaker_refuses_is_answered_by_its_fallback() {
+    OPENED.record(true);
+    assert!(OPENED.is_open());
+    assert_eq!(behind_an_open_breaker().unwrap(), "degraded: breaker open");
+    let stats = reattempt::stats::get("fallback::behind_an_open_breaker").unwrap();
+    assert_eq!((stats.give_ups.breaker, stats.fallbacks), (1, 1));
+}
+
+/// Its first attempt runs early; the second wait would pass the deadline.
+#[retry(max = 5, backoff = fixed(40ms), deadline = 60ms, fallback = |_| Ok(9))]
+fn past_its_deadline() -> io::Result<u32> {
+    Err(ErrorKind::TimedOut.into())
+}
+
+#[test]
+fn a_call_that_reaches_its_deadline_is_answered_by_its_fallback() {
+    assert_eq!(past_its_deadline().unwrap(), 9);
+    let stats = reattempt::stats::get("fallback::past_its_deadline").unwrap();
+    assert_eq!((stats.give_ups.deadline, stats.fallbacks), (1, 1));
+}
+
 static FALLBACK_SWITCH: reattempt::dynamic::PolicyCell =
     reattempt::dynamic::PolicyCell::new(reattempt::dynamic::DynamicPolicy::new());
 

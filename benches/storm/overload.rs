@@ -150,12 +150,14 @@ pub fn run(protection: Protection, seed: u64) -> Run {
             for offset in 0..CLIENTS {
                 let client = &clients[(first + offset) % CLIENTS];
                 let throttle = client.throttle.at(now);
-                if protection.budget() {
-                    client.budget.deposit();
-                }
                 for attempt in 1..=3 {
                     if protection.throttle() && !throttle.allows(rng.next_f64()) {
                         break;
+                    }
+                    // As a call deposits: for a first attempt that goes
+                    // out (a rejected one takes its deposit back).
+                    if attempt == 1 && protection.budget() {
+                        client.budget.deposit();
                     }
                     if attempt > 1 && protection.budget() && !client.budget.try_withdraw() {
                         break;

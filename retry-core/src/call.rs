@@ -257,7 +257,7 @@ impl Ended {
     /// The fallback answered, as [`Call::fell_back`] says it.
     #[cold]
     #[inline(never)]
-    pub fn fell_back(&mut self, fields: impl Fields) {
+    pub fn fell_back(&self, fields: impl Fields) {
         answered(self.site, &self.call_id, self.spans.as_deref(), &|| {
             fields.span()
         });
@@ -483,7 +483,7 @@ impl<'p, B: Backoff, C: Clock> Call<'p, B, C> {
     /// said on the call's span, after everything its giving up recorded.
     #[cold]
     #[inline(never)]
-    pub fn fell_back(&mut self, fields: impl Fields) {
+    pub fn fell_back(&self, fields: impl Fields) {
         answered(
             self.frame.site,
             &self.frame.call_id,

@@ -39,7 +39,7 @@ pub use crate::preset::external_api;
 
 /// What answers a call that gave up, under `fallback = ..`.
 pub mod fallback {
-    pub use crate::fallback::{Answered, error_of};
+    pub use crate::fallback::{Answered, Like, error_of};
 }
 
 /// The presets' values, which the expansion names.

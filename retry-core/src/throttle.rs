@@ -15,10 +15,12 @@
 //!
 //! Until a request fails with an overload signal, the throttle only counts
 //! accepted requests, without reading a clock: a success then costs one
-//! atomic addition and a load. The first overload starts its window, which
-//! takes the requests accepted before as having come at the rate they
-//! came since the throttle last calmed down; once no overload was seen
-//! for a window, it calms down again.
+//! atomic addition and a load. An overload starts its window, which takes
+//! the requests accepted while calm as having come at the rate they came
+//! since the throttle calmed down; once no overload was seen for a window,
+//! it calms down again. Before its first overload it has never calmed
+//! down, and does not know when those accepts came: it judges from what
+//! it counts from the overload on (never from fewer than its minimum).
 
 use core::cell::RefCell;
 use core::fmt;
@@ -31,9 +33,12 @@ use crate::window::{self, Epoch, SLOTS};
 
 /// What `watching_until` holds while no overload was seen for a window.
 const CALM: u64 = 0;
+/// What `calm_since` holds until the throttle first calms down: the
+/// accepts counted before any overload are of an age it does not know.
+const UNKNOWN: u64 = u64::MAX;
 /// A slot's count takes the low bits of its word, the index of its slot of
 /// time the rest: the two change together, without a lock.
-const COUNT_BITS: u32 = 24;
+const COUNT_BITS: u32 = 32;
 const COUNT_MAX: u64 = (1 << COUNT_BITS) - 1;
 const INDEX_MASK: u64 = u64::MAX >> COUNT_BITS;
 
@@ -80,7 +85,8 @@ pub struct AdaptiveThrottle {
     watching_until: AtomicU64,
     /// Requests accepted while calm, counted without their time.
     calm_accepts: AtomicU64,
-    /// When the throttle last calmed down, in nanoseconds from `epoch`.
+    /// When the throttle last calmed down, in nanoseconds from `epoch`;
+    /// [`UNKNOWN`] before it first did.
     calm_since: AtomicU64,
     requests: [AtomicU64; SLOTS],
     accepts: [AtomicU64; SLOTS],
@@ -90,7 +96,7 @@ pub struct AdaptiveThrottle {
 #[derive(Clone, Copy, Debug, PartialEq)]
 #[non_exhaustive]
 pub enum InvalidThrottle {
-    /// K below 1 (or not a number).
+    /// K below 1, infinite or not a number.
     K(f64),
     /// A window of zero.
     Window,
@@ -207,7 +213,7 @@ impl AdaptiveThrottle {
             epoch: Epoch::new(),
             watching_until: AtomicU64::new(CALM),
             calm_accepts: AtomicU64::new(0),
-            calm_since: AtomicU64::new(0),
+            calm_since: AtomicU64::new(UNKNOWN),
             requests: [const { AtomicU64::new(0) }; SLOTS],
             accepts: [const { AtomicU64::new(0) }; SLOTS],
         }
@@ -427,18 +433,24 @@ impl AdaptiveThrottle {
     fn record_watching(&self, accepted: bool, now: u64) {
         if accepted {
             let until = self.watching_until.load(Ordering::Acquire);
-            if until != CALM && now >= until {
-                // No overload for a window: calm again. Of threads that
-                // see it, one marks when.
-                if self
-                    .watching_until
-                    .compare_exchange(until, CALM, Ordering::AcqRel, Ordering::Relaxed)
-                    .is_ok()
-                {
-                    self.calm_since.store(now, Ordering::Relaxed);
-                }
-            }
-            if until == CALM || now >= until {
+            let calm = until == CALM
+                || now >= until
+                    && match self.watching_until.compare_exchange(
+                        until,
+                        CALM,
+                        Ordering::AcqRel,
+                        Ordering::Acquire,
+                    ) {
+                        // No overload for a window: calm again, since now.
+                        Ok(_) => {
+                            self.calm_since.store(now, Ordering::Relaxed);
+                            true
+                        }
+                        // Another thread calmed it, or an overload watches
+                        // on: this accept counts where the state now says.
+                        Err(seen) => seen == CALM,
+                    };
+            if calm {
                 self.calm_accepts.fetch_add(1, Ordering::Relaxed);
                 return;
             }
@@ -455,21 +467,36 @@ impl AdaptiveThrottle {
         }
     }
 
-    /// Carries the requests accepted while calm into the window that the
-    /// first overload starts: all of them if it calmed down less than a
-    /// window ago, else as many as came in a window at the rate they came.
+    /// Carries the requests accepted while calm into the window that an
+    /// overload starts: as many as came in the part of the window it was
+    /// calm for, at the rate they came, spread over that part's slots so
+    /// that they age out as they would have. Accepts counted before the
+    /// first overload are of an age the throttle does not know (it reads
+    /// no clock while calm): they are not carried, and it judges from what
+    /// it counts from then on.
     fn carry_calm_accepts(&self, now: u64) {
         let accepted = self.calm_accepts.swap(0, Ordering::Relaxed);
-        let calm_for = now.saturating_sub(self.calm_since.load(Ordering::Relaxed));
+        let since = self.calm_since.load(Ordering::Relaxed);
+        if since == UNKNOWN || accepted == 0 {
+            return;
+        }
+        let calm_for = now.saturating_sub(since);
         let window = self.window_nanos();
-        let in_window = if calm_for <= window {
-            accepted
+        let (span, in_window) = if calm_for <= window {
+            (calm_for, accepted)
         } else {
-            (u128::from(accepted) * u128::from(window) / u128::from(calm_for)) as u64
+            let share = u128::from(accepted) * u128::from(window) / u128::from(calm_for);
+            (window, u64::try_from(share).unwrap_or(u64::MAX))
         };
-        let slot = self.slot(now);
-        add(&self.requests, slot, in_window);
-        add(&self.accepts, slot, in_window);
+        let slot_nanos = (window / SLOTS as u64).max(1);
+        let slots = (span / slot_nanos + 1).min(SLOTS as u64);
+        let current = self.slot(now);
+        let (each, rest) = (in_window / slots, in_window % slots);
+        for back in 0..slots.min(current + 1) {
+            let n = if back == 0 { each + rest } else { each };
+            add(&self.requests, current - back, n);
+            add(&self.accepts, current - back, n);
+        }
     }
 
     /// The share of requests to reject at `now`, by the SRE book's formula.
@@ -507,19 +534,21 @@ impl AdaptiveThrottle {
 }
 
 /// Adds `n` to the count of slot `slot` in `cells`: the cell of an older
-/// slot is emptied first; a cell that already holds a newer slot's count
-/// leaves this late count out.
+/// slot is emptied first; a cell that holds the count of a slot up to two
+/// windows newer leaves this late count out. One further ahead was counted
+/// with another window's slots (a dynamic policy changed it): emptied too.
 fn add(cells: &[AtomicU64; SLOTS], slot: u64, n: u64) {
     let at = slot & INDEX_MASK;
     let cell = &cells[(slot % SLOTS as u64) as usize];
     let _ = cell.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |word| {
         let held = word >> COUNT_BITS;
+        let ahead = held.wrapping_sub(at) & INDEX_MASK;
         if held == at {
-            Some((at << COUNT_BITS) | ((word & COUNT_MAX) + n).min(COUNT_MAX))
-        } else if (at.wrapping_sub(held) & INDEX_MASK) < (INDEX_MASK >> 1) {
-            Some((at << COUNT_BITS) | n.min(COUNT_MAX))
-        } else {
+            Some((at << COUNT_BITS) | (word & COUNT_MAX).saturating_add(n).min(COUNT_MAX))
+        } else if ahead <= 2 * SLOTS as u64 {
             None
+        } else {
+            Some((at << COUNT_BITS) | n.min(COUNT_MAX))
         }
     });
 }
@@ -646,24 +675,24 @@ mod tests {
     }
 
     #[test]
-    fn an_overload_carries_the_accepts_before_it_into_its_window() {
+    fn the_first_overload_judges_from_what_it_counts_from_then_on() {
         let t = throttle(2.0);
         for _ in 0..30 {
             t.record(None);
         }
         t.record(Some(&OVERLOAD));
-        assert_eq!((t.requests(), t.accepts()), (31, 30));
-        assert_eq!(t.rejection_ratio(), 0.0);
+        assert_eq!((t.requests(), t.accepts()), (1, 0));
+        assert_eq!(t.rejection_ratio(), 0.0, "below the minimum");
     }
 
     #[test]
     fn it_rejects_by_the_sre_formula_within_its_maximum() {
         let t = throttle(2.0);
-        for _ in 0..10 {
-            t.record(None);
-        }
         for _ in 0..89 {
             t.record(Some(&OVERLOAD));
+        }
+        for _ in 0..10 {
+            t.record(None);
         }
         // (99 − 2·10) / 100
         assert!((t.rejection_ratio() - 0.79).abs() < 1e-9);
@@ -757,11 +786,11 @@ mod tests {
     #[test]
     fn a_policy_may_change_k_and_a_new_window_counts_afresh() {
         let t = throttle(2.0);
-        for _ in 0..10 {
-            t.record(None);
-        }
         for _ in 0..20 {
             t.record(Some(&OVERLOAD));
+        }
+        for _ in 0..10 {
+            t.record(None);
         }
         // (30 − 2·10) / 31
         assert!((t.rejection_ratio() - 10.0 / 31.0).abs() < 1e-9);
@@ -781,6 +810,53 @@ mod tests {
         assert_eq!(cells[5].load(Ordering::Relaxed) & COUNT_MAX, 3);
         add(&cells, 35, 2);
         assert_eq!(cells[5].load(Ordering::Relaxed) & COUNT_MAX, 2);
+        // Counted with a shorter window's slots: far ahead, emptied.
+        add(&cells, 100_005, 4);
+        add(&cells, 45, 1);
+        assert_eq!(cells[5].load(Ordering::Relaxed), (45 << COUNT_BITS) | 1);
+    }
+
+    #[test]
+    fn accepts_of_an_unknown_age_are_not_carried_and_known_ones_are_spread() {
+        let t = throttle(2.0);
+        let minute = Duration::from_secs(60);
+        for _ in 0..1_000 {
+            t.at(minute).succeeded();
+        }
+        // The first overload: what came before is of no known age.
+        t.at(minute).failed(&OVERLOAD);
+        assert_eq!((t.at(minute).requests(), t.at(minute).accepts()), (1, 0));
+        // Calm again a window after, for half a window.
+        let calm_at = minute + Duration::from_secs(3600);
+        t.at(calm_at).succeeded();
+        for _ in 0..1_799 {
+            t.at(calm_at + Duration::from_secs(900)).succeeded();
+        }
+        let overload_at = calm_at + Duration::from_secs(1800);
+        t.at(overload_at).failed(&OVERLOAD);
+        let now = t.at(overload_at);
+        assert_eq!((now.requests(), now.accepts()), (1_801, 1_800));
+        // Spread over the half window it was calm for: three quarters of
+        // a window later, half of them have aged out.
+        let later = t.at(overload_at + Duration::from_secs(2700));
+        assert!(
+            (800..=1_000).contains(&later.accepts()),
+            "{:?}",
+            later.accepts()
+        );
+    }
+
+    #[test]
+    fn an_accept_while_an_overload_watches_is_counted_in_the_window() {
+        let t = throttle(2.0);
+        let at = |secs| t.at(Duration::from_secs(secs));
+        at(10).failed(&OVERLOAD);
+        // Still watching: the accept counts in the window, not as calm.
+        at(20).succeeded();
+        assert_eq!((at(20).requests(), at(20).accepts()), (2, 1));
+        // A window after the overload: calm again.
+        at(3_700).succeeded();
+        assert!(t.is_calm());
     }
 
     #[test]

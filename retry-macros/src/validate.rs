@@ -38,13 +38,18 @@ pub fn validate(args: &Args, function: &Function) -> syn::Result<()> {
     }
     if let Some(fallback) = &args.fallback
         && fallback.awaited
-        && matches!(function.kind, Kind::Sync)
     {
-        fail(syn::Error::new_spanned(
-            &fallback.function,
-            "`fallback = async ..` awaits an `async fn`, which a sync function cannot
-give a plain function: `fallback = cached_price`",
-        ));
+        if matches!(function.kind, Kind::Sync) {
+            fail(syn::Error::new_spanned(
+                &fallback.function,
+                "`fallback = async ..` awaits an `async fn`, which a sync function cannot do\ngive it a plain function: `fallback = cached_price`",
+            ));
+        } else if matches!(fallback.function, syn::Expr::Closure(_)) {
+            fail(syn::Error::new_spanned(
+                &fallback.function,
+                "`fallback = async ..` names an `async fn`; a closure answers at once\nwrite the async part as an `async fn` and name it: `fallback = async from_replica`",
+            ));
+        }
     }
     if let Some((key, _)) = &args.policy
         && matches!(args.backoff, Some(Backoff::Closure(_) | Backoff::Expr(_)))

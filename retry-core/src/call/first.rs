@@ -72,9 +72,9 @@ impl<S, L> Waits<'_, S, L> {
     }
 }
 
-/// The waits of most sync functions: on the thread, with no deadline. A
-/// constant of no size but a `None`, so that a function names it rather
-/// than calls [`Waits::new`], which rustc checks again in each.
+/// The waits of most sync functions: on the thread, with no deadline, and
+/// no fallback. A constant, so that a function names it rather than calls
+/// [`Waits::new`], which rustc checks again in each.
 pub const THREAD_WAITS: Waits<'static, ThreadSleep, NoDeadline> = Waits {
     sleep: ThreadSleep,
     late: NoDeadline,

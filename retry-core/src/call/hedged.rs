@@ -348,8 +348,9 @@ impl<B: Backoff, C: Clock> Call<'_, B, C> {
 
     /// Hedge `number`, when it may start: the breaker is not open, the
     /// deadline leaves it at least `after`, a permit of the limit is free
-    /// (it does not queue for one), and the budget gives it a token (a
-    /// hedge is extra load, as a retry is).
+    /// (it does not queue for one), the throttle lets it out (asked only
+    /// once nothing else stops it, as each rejection counts), and the
+    /// budget gives it a token (a hedge is extra load, as a retry is).
     fn hedge<F>(
         &self,
         number: u32,
@@ -359,7 +360,6 @@ impl<B: Backoff, C: Clock> Call<'_, B, C> {
     ) -> Hedging<F> {
         let policy = self.policy;
         if policy.breaker.is_some_and(RetryBreaker::is_open)
-            || policy.throttle.is_some_and(|throttle| !throttle.allows())
             || self.deadline_left().is_some_and(|left| left < after)
         {
             return Hedging::NoMore;
@@ -367,6 +367,9 @@ impl<B: Backoff, C: Clock> Call<'_, B, C> {
         let Some(admission) = Admission::try_now(policy.limit) else {
             return Hedging::NotNow;
         };
+        if policy.throttle.is_some_and(|throttle| !throttle.allows()) {
+            return Hedging::NoMore;
+        }
         if let Some(budget) = policy.budget
             && !budget.try_withdraw()
         {

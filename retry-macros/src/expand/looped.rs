@@ -243,7 +243,7 @@ impl Parts<'_> {
                         // The call's end, under the name the fallback's
                         // code gives the call.
                         let #outcome = match __retry_ended {
-                            ::core::option::Option::Some(mut __retry_call) => {
+                            ::core::option::Option::Some(__retry_call) => {
                                 #answered
                                 #outcome
                             }

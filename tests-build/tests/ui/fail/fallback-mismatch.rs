@@ -63,4 +63,10 @@ fn price_now(item: u32) -> io::Result<u32> {
     Ok(item)
 }
 
+// A closure answers at once: nothing to await.
+#[retry(fallback = async |_: io::Error| Ok(0))]
+async fn price_soon(item: u32) -> io::Result<u32> {
+    Ok(item)
+}
+
 fn main() {}

@@ -55,16 +55,34 @@ fn each_retried_failure_is_a_warn_and_a_late_success_an_info() {
 }
 
 #[test]
-fn giving_up_is_an_error_with_the_reason() {
-    for (kind, fail, reason, class, warnings) in [
-        (ErrorKind::TimedOut, u32::MAX, "exhausted", "transient", 3),
-        (ErrorKind::NotFound, u32::MAX, "permanent", "logical", 0),
+fn giving_up_is_an_error_with_the_reason_and_a_first_failure_not_worth_retrying_an_info() {
+    for (kind, fail, reason, class, warnings, level, message) in [
+        (
+            ErrorKind::TimedOut,
+            u32::MAX,
+            "exhausted",
+            "transient",
+            3,
+            "ERROR",
+            "giving up",
+        ),
+        (
+            ErrorKind::NotFound,
+            u32::MAX,
+            "permanent",
+            "logical",
+            0,
+            "INFO",
+            "attempt failed; not retried",
+        ),
         (
             ErrorKind::InvalidData,
             u32::MAX,
             "validation",
             "validation",
             0,
+            "INFO",
+            "attempt failed; not retried",
         ),
     ] {
         let calls = Cell::new(0);
@@ -73,14 +91,40 @@ fn giving_up_is_an_error_with_the_reason() {
         });
         assert_eq!(events.len(), warnings + 1, "{text}");
         let last = &events[warnings];
-        assert_eq!(last["level"], "ERROR");
-        assert_eq!(field(last, "message"), "giving up");
+        assert_eq!(last["level"], level);
+        assert_eq!(field(last, "message"), message);
         assert_eq!(field(last, "reason"), reason);
         assert_eq!(field(last, "class"), class);
         assert_eq!(field(last, "attempt"), warnings as u64 + 1);
         assert!(field(last, "delay_ms").is_null());
         assert!(!text.contains("hunter2"));
     }
+}
+
+/// Times out twice, then answers that what it looks for is not there.
+#[retry(max = 4, backoff = none, sleep = no_wait)]
+fn then_not_found(calls: &Cell<u32>) -> io::Result<()> {
+    calls.set(calls.get() + 1);
+    let kind = if calls.get() <= 2 {
+        ErrorKind::TimedOut
+    } else {
+        ErrorKind::NotFound
+    };
+    Err(io::Error::new(kind, "backend said no"))
+}
+
+#[test]
+fn a_failure_not_worth_retrying_after_retries_is_an_error() {
+    let calls = Cell::new(0);
+    let (events, text) = capture(|| {
+        then_not_found(&calls).unwrap_err();
+    });
+    assert_eq!(events.len(), 3, "{text}");
+    let last = &events[2];
+    assert_eq!(last["level"], "ERROR");
+    assert_eq!(field(last, "message"), "giving up");
+    assert_eq!(field(last, "reason"), "permanent");
+    assert_eq!(field(last, "attempt"), 3);
 }
 
 #[test]

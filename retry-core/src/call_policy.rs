@@ -26,7 +26,8 @@ pub fn dynamic_policy<T: PolicySource + ?Sized>(
 #[diagnostic::on_unimplemented(
     message = "`policy = ..` takes a `reattempt::dynamic::DynamicPolicy` or a `PolicyCell`, not `{Self}`",
     label = "not a dynamic policy",
-    note = "the expression is evaluated on every call; it may give a policy, a `static` `PolicyCell`, a reference to either, or an `Arc` of either"
+    note = "the expression is evaluated on every call; it may give a policy, a `static` `PolicyCell`, a reference to either, or an `Arc` of either",
+    note = "text becomes a policy with `.parse::<reattempt::dynamic::DynamicPolicy>()`: parse it once, where it is read, and keep it in a `PolicyCell`"
 )]
 pub trait PolicySource {
     /// `f` of the policy this call uses, whole: the policy itself where
@@ -48,6 +49,7 @@ impl PolicySource for PolicyCell {
     }
 }
 
+#[diagnostic::do_not_recommend]
 impl<T: PolicySource + ?Sized> PolicySource for &T {
     #[inline]
     fn read<R>(&self, f: impl FnOnce(&DynamicPolicy) -> R) -> R {

@@ -20,7 +20,10 @@
 //! | `elapsed_ms` | time since the call started, its first attempt included: a call reads its clock as it starts when a subscriber listens to these events (or it has a deadline, hooks, a dead-letter sink, or the `timing` feature is on). Absent from the events of a call that started before any subscriber listened |
 //!
 //! Levels: WARN for a failed attempt that will be retried, ERROR when the
-//! call gives up, INFO when a call succeeds after retries.
+//! call gives up (`giving up`), INFO when a call succeeds after retries,
+//! and INFO when a first attempt fails in a way no retry changes
+//! (`permanent` or `validation`: `attempt failed; not retried`): that call
+//! retried nothing, and its error is its caller's to handle.
 //!
 //! Also: an INFO `a fallback answered` (fields `function`, `call_id`)
 //! after the ERROR of a call that gave up and whose `fallback` answered;
@@ -161,6 +164,18 @@ pub(crate) fn retrying<B>(
     );
 }
 
+/// The level a call that gave up for `reason` after `attempts` attempts
+/// is logged at: ERROR, but INFO for one whose first attempt failed in a
+/// way no retry would change (a 404, a 400, a duplicate key). That call
+/// retried nothing; its error is its caller's to handle, as a plain call's
+/// would be, and ordinary not-founds would flood an error log.
+pub(crate) fn gave_up_level(reason: GiveUp, attempts: u32) -> Level {
+    match reason {
+        GiveUp::Permanent | GiveUp::Validation if attempts <= 1 => Level::INFO,
+        _ => Level::ERROR,
+    }
+}
+
 pub(crate) fn gave_up<B>(
     about: About<'_, B>,
     class: &Classification,
@@ -170,22 +185,33 @@ pub(crate) fn gave_up<B>(
     let max = max_field(about.policy);
     let key = idempotency_key(about.policy, about.call_id);
     let _fields = (about.span)().entered();
-    tracing::error!(
-        target: "reattempt",
-        function = about.site.name(),
-        call_id = %about.call_id.id(),
-        attempt = about.attempt,
-        max = max.value(),
-        idempotency_key = key.as_deref(),
-        class = class.class().as_str(),
-        code = class.code(),
-        error = %error,
-        reason = reason.as_str(),
-        retry_after_ms = class.retry_after().map(millis),
-        max_retry_after_ms = (reason == GiveUp::RetryAfterTooLong).then(|| millis(about.policy.max_retry_after)),
-        elapsed_ms = about.elapsed.map(millis),
-        "giving up",
-    );
+    // One list of fields for the two levels, whose events are two
+    // callsites: a level is part of a callsite's constant metadata.
+    macro_rules! gave_up {
+        ($level:ident, $message:literal) => {
+            tracing::$level!(
+                target: "reattempt",
+                function = about.site.name(),
+                call_id = %about.call_id.id(),
+                attempt = about.attempt,
+                max = max.value(),
+                idempotency_key = key.as_deref(),
+                class = class.class().as_str(),
+                code = class.code(),
+                error = %error,
+                reason = reason.as_str(),
+                retry_after_ms = class.retry_after().map(millis),
+                max_retry_after_ms = (reason == GiveUp::RetryAfterTooLong).then(|| millis(about.policy.max_retry_after)),
+                elapsed_ms = about.elapsed.map(millis),
+                $message,
+            )
+        };
+    }
+    if gave_up_level(reason, about.attempt) == Level::ERROR {
+        gave_up!(error, "giving up");
+    } else {
+        gave_up!(info, "attempt failed; not retried");
+    }
 }
 
 /// The call gave up, and its fallback answered instead of the error.

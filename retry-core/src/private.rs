@@ -21,7 +21,7 @@ pub use crate::call::{
     Call, Decision, Ended, FieldVisitor, Named, NoDeadline, NoFields, THREAD_WAITS, Waits,
     run_sync, throttled_early, throttles,
 };
-pub use crate::call_policy::{PolicySource, dynamic_policy};
+pub use crate::call_policy::dynamic_policy;
 pub use crate::class::Classification;
 pub use crate::classify::{Classified, ClassifiedValue, Classify, IntoClassification};
 pub use crate::clock::SystemClock;

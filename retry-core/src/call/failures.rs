@@ -187,7 +187,7 @@ impl<B: Backoff, C: Clock> Call<'_, B, C> {
         span: &dyn Fn() -> Span,
         fields: &dyn Fn(FieldVisitor<'_>),
     ) {
-        if log::wanted(Level::ERROR) {
+        if log::wanted(log::gave_up_level(reason, self.frame.number)) {
             log::gave_up(
                 self.about(self.frame.number, elapsed, span),
                 &class,

@@ -158,7 +158,8 @@ impl IntoClassification for Classification {
     message = "`{Self}` has no default retry classification",
     label = "`#[retry]` cannot tell which `{Self}` errors are worth retrying",
     note = "pass a classifier, for example `#[retry(on = |e: &{Self}| ...)]` returning `bool` or `reattempt::Class`, or `#[retry(on = matches(Pattern))]`",
-    note = "or derive `reattempt::Classified` for `{Self}`, or implement it"
+    note = "an error of a client crate is classified by a feature of `reattempt`: `reqwest`, `sqlx-postgres` or `sqlx-mysql`, `redis`, `tokio-postgres`, `anyhow`, `http`; turn it on, for example `reattempt = {{ version = \"..\", features = [\"reqwest\"] }}`",
+    note = "a type of your own crate can derive `reattempt::Classified` or implement it; another crate's error can be wrapped in a variant of your own error type with a class, `#[classify(transient)]`, or a function, `#[classify(with = path::to::fn)]`"
 )]
 pub trait Classified {
     /// The classification of this error.

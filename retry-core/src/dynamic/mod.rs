@@ -20,6 +20,7 @@ use crate::backoff::Exponential;
 use crate::jitter::Jitter;
 use crate::policy::Policy;
 
+pub use crate::call_policy::PolicySource;
 pub use crate::hedge::HedgeSpec;
 pub use cell::PolicyCell;
 pub use invalid::{InvalidPolicy, MAX_ATTEMPTS_WITHOUT_DEADLINE};

@@ -57,10 +57,19 @@ pub(super) fn on_alert(input: ParseStream) -> syn::Result<Expr> {
 }
 
 pub(super) fn policy(input: ParseStream) -> syn::Result<Expr> {
+    // Text is what a user who read the text form tries first: say how it
+    // becomes a policy.
+    if input.peek(syn::LitStr) {
+        let text: syn::LitStr = input.parse()?;
+        return Err(syn::Error::new(
+            text.span(),
+            "`policy` takes a `DynamicPolicy` or a `PolicyCell`, evaluated on every call, not text\nfor a fixed policy, write its settings as the attribute's arguments: `#[retry(max = 3)]`; text read at run time becomes a policy with `.parse()`, once, kept in a `static` `PolicyCell` named here: `POLICY.set(text.parse()?)` and `policy = POLICY`",
+        ));
+    }
     function(
         input,
         "policy",
-        "an expression giving a `reattempt::dynamic::DynamicPolicy`, evaluated on every call",
+        "an expression giving a `reattempt::dynamic::DynamicPolicy` or a `PolicyCell`, evaluated on every call",
     )
 }
 

@@ -8,6 +8,7 @@
 //! changes on every call is not logged again, and costs no memory.
 
 mod cell;
+mod duration;
 mod invalid;
 #[cfg(feature = "serde")]
 mod serde;

@@ -16,9 +16,9 @@ use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, Unexpected, Visi
 use serde::ser::{SerializeMap, Serializer};
 use serde::{Deserialize, Serialize};
 
+use super::duration::{Written, parse_duration};
 use super::text::{
-    CURVES, JITTERS, JitterWords, Written, duration_field, parse_backoff, parse_duration,
-    parse_hedge, parse_jitter, parse_k,
+    CURVES, JITTERS, JitterWords, duration_field, parse_backoff, parse_hedge, parse_jitter, parse_k,
 };
 use super::{BackoffSpec, DynamicPolicy, HedgeSpec, ParsePolicyError};
 use crate::jitter::Jitter;

@@ -16,12 +16,13 @@ use tracing::Span;
 
 use crate::backoff::Backoff;
 use crate::breaker::BreakerOpen;
-use crate::call_id::CallIdCell;
 use crate::class::Classification;
 use crate::class::CodeKind;
 use crate::clock::Clock;
 use crate::current::{self, Frame, HasFrame};
 use crate::export;
+use crate::fallback::{Ended, answered};
+pub use crate::fields::{FieldVisitor, Fields, Named, NoFields};
 use crate::give_up::GiveUp;
 use crate::hedge::RoundEnded;
 use crate::hooks::Context;
@@ -53,80 +54,6 @@ use failures::{FailureState, Failures};
 pub use first::{THREAD_WAITS, Waits, run_sync, throttled_early, throttles};
 pub use instead::NoDeadline;
 pub use round::{Attempts, Round, RoundEvent};
-
-/// The names and values of the arguments in `fields(..)`, for records.
-pub type FieldVisitor<'v> = &'v mut dyn FnMut(&'static str, &dyn fmt::Debug);
-
-/// No `fields(..)`: records carry no arguments. As a function, for the
-/// rest of a sync call, which hands it on as `&dyn Fn` ([`NoFields`] is
-/// the same for the expansion).
-#[inline]
-pub(crate) fn no_fields(_: FieldVisitor<'_>) {}
-
-/// No `fields(..)`: log events go in no extra span.
-#[inline]
-pub(crate) fn no_span() -> Span {
-    Span::none()
-}
-
-/// The arguments a function names in `fields(..)`, as its call's log
-/// events and dead-letter records see them: closures that borrow them,
-/// which copy as the references they hold.
-pub trait Fields: Copy {
-    /// The span the call's log events go in.
-    fn span(&self) -> Span;
-    /// Shows `visit` each argument's name and value, for records.
-    fn visit(&self, visit: FieldVisitor<'_>);
-}
-
-/// No `fields(..)`: log events go in no extra span, records carry no
-/// arguments.
-#[derive(Clone, Copy, Debug)]
-pub struct NoFields;
-
-impl Fields for NoFields {
-    #[inline]
-    fn span(&self) -> Span {
-        no_span()
-    }
-
-    #[inline]
-    fn visit(&self, visit: FieldVisitor<'_>) {
-        no_fields(visit);
-    }
-}
-
-/// `fields(..)`: a closure that makes the span of its arguments, and one
-/// that shows them to a visitor.
-#[derive(Clone, Copy, Debug)]
-pub struct Named<S, V> {
-    span: S,
-    visit: V,
-}
-
-impl<S: Fn() -> Span, V: Fn(FieldVisitor<'_>)> Named<S, V> {
-    /// The arguments' span and their visitor.
-    #[inline]
-    pub fn new(span: S, visit: V) -> Named<S, V> {
-        Named { span, visit }
-    }
-}
-
-impl<S, V> Fields for Named<S, V>
-where
-    S: Fn() -> Span + Copy,
-    V: Fn(FieldVisitor<'_>) + Copy,
-{
-    #[inline]
-    fn span(&self) -> Span {
-        (self.span)()
-    }
-
-    #[inline]
-    fn visit(&self, visit: FieldVisitor<'_>) {
-        (self.visit)(visit)
-    }
-}
 
 /// What to do after an attempt.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -234,51 +161,6 @@ fn after_http(failures: &Failures) -> bool {
         .peek()
         .and_then(|f| f.last_class)
         .is_some_and(|c| c.code_kind() == CodeKind::Http)
-}
-
-/// A sync call that gave up after its first attempt ran early, ended, as
-/// its fallback sees it: the call state is gone, and the fallback is
-/// called where the body's closure no longer borrows the arguments.
-#[derive(Debug)]
-pub struct Ended {
-    site: &'static Site,
-    call_id: CallIdCell,
-    spans: Option<Box<Spans>>,
-    falls_back: bool,
-}
-
-impl Ended {
-    /// Whether the fallback answers: a dynamic policy may turn it off.
-    #[inline]
-    pub fn falls_back(&self) -> bool {
-        self.falls_back
-    }
-
-    /// The fallback answered, as [`Call::fell_back`] says it.
-    #[cold]
-    #[inline(never)]
-    pub fn fell_back(&self, fields: impl Fields) {
-        answered(self.site, &self.call_id, self.spans.as_deref(), &|| {
-            fields.span()
-        });
-    }
-}
-
-/// A fallback answered the call of `site` whose id is `call_id`: counted,
-/// said on its span and logged.
-fn answered(
-    site: &'static Site,
-    call_id: &CallIdCell,
-    spans: Option<&Spans>,
-    span: &dyn Fn() -> Span,
-) {
-    site.fell_back();
-    if let Some(spans) = spans {
-        spans.fell_back();
-    }
-    if log::wanted(tracing::Level::INFO) {
-        log::fell_back(site.name(), call_id, span);
-    }
 }
 
 /// What every success tells the policy's shared state: the alert streak

@@ -7,6 +7,14 @@
 use core::future::{Future, Pending};
 use core::marker::PhantomData;
 
+use tracing::Span;
+
+use crate::call_id::CallIdCell;
+use crate::fields::Fields;
+use crate::log;
+use crate::site::Site;
+use crate::spans::Spans;
+
 /// A fallback that takes the last error alone.
 #[derive(Debug)]
 pub enum ErrorOnly {}
@@ -215,5 +223,50 @@ impl<R, A> Like<R, A> {
     #[inline]
     pub fn answer_by_closure<E>(self, error: E, fallback: impl FnOnce(E) -> R) -> R {
         fallback(error)
+    }
+}
+
+/// A sync call that gave up after its first attempt ran early, ended, as
+/// its fallback sees it: the call state is gone, and the fallback is
+/// called where the body's closure no longer borrows the arguments.
+#[derive(Debug)]
+pub struct Ended {
+    pub(crate) site: &'static Site,
+    pub(crate) call_id: CallIdCell,
+    pub(crate) spans: Option<Box<Spans>>,
+    pub(crate) falls_back: bool,
+}
+
+impl Ended {
+    /// Whether the fallback answers: a dynamic policy may turn it off.
+    #[inline]
+    pub fn falls_back(&self) -> bool {
+        self.falls_back
+    }
+
+    /// The fallback answered, as a call with its state says it.
+    #[cold]
+    #[inline(never)]
+    pub fn fell_back(&self, fields: impl Fields) {
+        answered(self.site, &self.call_id, self.spans.as_deref(), &|| {
+            fields.span()
+        });
+    }
+}
+
+/// A fallback answered the call of `site` whose id is `call_id`: counted,
+/// said on its span and logged.
+pub(crate) fn answered(
+    site: &'static Site,
+    call_id: &CallIdCell,
+    spans: Option<&Spans>,
+    span: &dyn Fn() -> Span,
+) {
+    site.fell_back();
+    if let Some(spans) = spans {
+        spans.fell_back();
+    }
+    if log::wanted(tracing::Level::INFO) {
+        log::fell_back(site.name(), call_id, span);
     }
 }

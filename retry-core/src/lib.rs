@@ -37,6 +37,7 @@ mod default_timer;
 pub mod dynamic;
 mod export;
 mod fallback;
+mod fields;
 #[cfg(feature = "redis-fleet")]
 pub mod fleet;
 mod give_up;

@@ -18,8 +18,8 @@ pub use crate::backoff::{
 pub use crate::call::instead::NoLast;
 pub use crate::call::{Attempts, Round, RoundEvent};
 pub use crate::call::{
-    Call, Decision, Ended, FieldVisitor, Named, NoDeadline, NoFields, THREAD_WAITS, Waits,
-    run_sync, throttled_early, throttles,
+    Call, Decision, FieldVisitor, Named, NoDeadline, NoFields, THREAD_WAITS, Waits, run_sync,
+    throttled_early, throttles,
 };
 pub use crate::call_policy::dynamic_policy;
 pub use crate::class::Classification;
@@ -39,6 +39,7 @@ pub use crate::preset::external_api;
 
 /// What answers a call that gave up, under `fallback = ..`.
 pub mod fallback {
+    pub use crate::fallback::Ended;
     pub use crate::fallback::{Answered, Like, error_of};
 }
 

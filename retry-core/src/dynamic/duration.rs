@@ -5,8 +5,7 @@
 use core::fmt;
 use core::time::Duration;
 
-use super::ParsePolicyError;
-use super::text::syntax;
+use super::invalid::{ParsePolicyError, syntax};
 
 /// A duration as people write it; a part of a nanosecond is refused.
 pub(crate) fn parse_duration(text: &str) -> Result<Duration, ParsePolicyError> {

@@ -1,5 +1,6 @@
 //! Why a dynamic policy is refused, in the words its WARN and
-//! [`DynamicPolicy::check`](super::DynamicPolicy::check) use.
+//! [`DynamicPolicy::check`](super::DynamicPolicy::check) use, and why
+//! text was not read as one.
 
 use core::fmt;
 use core::time::Duration;
@@ -99,4 +100,47 @@ impl InvalidPolicy {
             InvalidPolicy::Throttle(_) => 10,
         }
     }
+}
+
+/// Why a policy written as text was not read: text that does not parse,
+/// or a policy that parses and fails [`DynamicPolicy::check`](super::DynamicPolicy::check).
+///
+/// ```
+/// use reattempt::dynamic::{DynamicPolicy, ParsePolicyError};
+///
+/// let typo = "max = 3, backof = exp".parse::<DynamicPolicy>().unwrap_err();
+/// assert!(typo.to_string().starts_with("unknown setting `backof`"));
+/// let zero = "max = 0".parse::<DynamicPolicy>().unwrap_err();
+/// assert!(matches!(zero, ParsePolicyError::Invalid(_)));
+/// assert_eq!(zero.to_string(), "max_attempts is 0; it counts attempts, the first included");
+/// ```
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub enum ParsePolicyError {
+    /// The text does not parse; the message says where and what is allowed.
+    Syntax(String),
+    /// The policy parses, and is refused for this reason.
+    Invalid(InvalidPolicy),
+}
+
+impl fmt::Display for ParsePolicyError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ParsePolicyError::Syntax(message) => f.write_str(message),
+            ParsePolicyError::Invalid(problem) => problem.fmt(f),
+        }
+    }
+}
+
+impl std::error::Error for ParsePolicyError {}
+
+impl From<InvalidPolicy> for ParsePolicyError {
+    fn from(problem: InvalidPolicy) -> ParsePolicyError {
+        ParsePolicyError::Invalid(problem)
+    }
+}
+
+/// A message of text that does not parse.
+pub(super) fn syntax(message: impl Into<String>) -> ParsePolicyError {
+    ParsePolicyError::Syntax(message.into())
 }

@@ -24,10 +24,10 @@ use crate::policy::Policy;
 pub use crate::call_policy::PolicySource;
 pub use crate::hedge::HedgeSpec;
 pub use cell::PolicyCell;
+pub use invalid::ParsePolicyError;
 pub use invalid::{InvalidPolicy, MAX_ATTEMPTS_WITHOUT_DEADLINE};
 use spec::checked;
 pub use spec::{AnyBackoff, BackoffSpec};
-pub use text::ParsePolicyError;
 
 /// What a dynamic policy overrides; `None` keeps the static argument.
 ///

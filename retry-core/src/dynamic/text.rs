@@ -8,52 +8,11 @@ use core::str::FromStr;
 use core::time::Duration;
 
 use super::duration::{Written, parse_duration};
-use super::{BackoffSpec, DynamicPolicy, HedgeSpec, InvalidPolicy};
+use super::invalid::{ParsePolicyError, syntax};
+use super::{BackoffSpec, DynamicPolicy, HedgeSpec};
 use crate::backoff::{DEFAULT_BASE, DEFAULT_CAP, DEFAULT_FACTOR};
 use crate::hedge::PERCENTILES;
 use crate::jitter::Jitter;
-
-/// Why a policy written as text was not read: text that does not parse,
-/// or a policy that parses and fails [`DynamicPolicy::check`].
-///
-/// ```
-/// use reattempt::dynamic::{DynamicPolicy, ParsePolicyError};
-///
-/// let typo = "max = 3, backof = exp".parse::<DynamicPolicy>().unwrap_err();
-/// assert!(typo.to_string().starts_with("unknown setting `backof`"));
-/// let zero = "max = 0".parse::<DynamicPolicy>().unwrap_err();
-/// assert!(matches!(zero, ParsePolicyError::Invalid(_)));
-/// assert_eq!(zero.to_string(), "max_attempts is 0; it counts attempts, the first included");
-/// ```
-#[derive(Clone, Debug, PartialEq)]
-#[non_exhaustive]
-pub enum ParsePolicyError {
-    /// The text does not parse; the message says where and what is allowed.
-    Syntax(String),
-    /// The policy parses, and is refused for this reason.
-    Invalid(InvalidPolicy),
-}
-
-impl fmt::Display for ParsePolicyError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            ParsePolicyError::Syntax(message) => f.write_str(message),
-            ParsePolicyError::Invalid(problem) => problem.fmt(f),
-        }
-    }
-}
-
-impl std::error::Error for ParsePolicyError {}
-
-impl From<InvalidPolicy> for ParsePolicyError {
-    fn from(problem: InvalidPolicy) -> ParsePolicyError {
-        ParsePolicyError::Invalid(problem)
-    }
-}
-
-pub(super) fn syntax(message: impl Into<String>) -> ParsePolicyError {
-    ParsePolicyError::Syntax(message.into())
-}
 
 /// The settings of the text form, as messages list them.
 const SETTINGS: &str = "`max`, `backoff`, `jitter`, `deadline`, `attempt_timeout`, `retry_after`, `max_retry_after`, `hedge`, `fallback`, `throttle_k`, `throttle_window`";

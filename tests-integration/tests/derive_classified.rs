@@ -63,9 +63,7 @@ async fn busy_once() -> (std::net::SocketAddr, Arc<AtomicU32>) {
             }
         }),
     );
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(async move { axum::serve(listener, app).await });
+    let addr = common::serve(app).await;
     (addr, hits)
 }
 

@@ -3,6 +3,8 @@
 //! server sees the slow request's connection closed, its handler dropped
 //! before it answered.
 
+mod common;
+
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::time::Duration;
@@ -50,9 +52,7 @@ async fn server() -> (std::net::SocketAddr, Arc<Seen>) {
     let app = Router::new()
         .route("/", routing::get(answer))
         .with_state(seen.clone());
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(async move { axum::serve(listener, app).await });
+    let addr = common::serve(app).await;
     (addr, seen)
 }
 

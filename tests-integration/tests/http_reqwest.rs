@@ -139,9 +139,7 @@ async fn server() -> (SocketAddr, Hits) {
     let app = Router::new()
         .route("/{*path}", routing::get(serve))
         .with_state(Arc::clone(&hits));
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(async move { axum::serve(listener, app).await });
+    let addr = common::serve(app).await;
     (addr, hits)
 }
 

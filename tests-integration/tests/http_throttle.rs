@@ -4,6 +4,8 @@
 //! the application's own error, and once capacity returns every call goes
 //! through again.
 
+mod common;
+
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
@@ -57,9 +59,7 @@ async fn server() -> (SocketAddr, Arc<Backend>) {
             }
         }),
     );
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(async move { axum::serve(listener, app).await });
+    let addr = common::serve(app).await;
     (addr, backend)
 }
 

@@ -75,6 +75,15 @@ fn rand_u32() -> u32 {
     RandomState::new().hash_one(std::time::SystemTime::now()) as u32
 }
 
+/// Serves `app` on a port of 127.0.0.1 of its own, on the test's runtime,
+/// and gives its address.
+pub async fn serve(app: axum::Router) -> std::net::SocketAddr {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    addr
+}
+
 /// A TCP port on 127.0.0.1 on which nothing listens.
 pub fn closed_port() -> u16 {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1:0");

@@ -58,15 +58,7 @@ fn panel(out: &mut String, rows: &[Row], left: f64, title: &str, value: fn(&Cost
     );
     for tick in 0..=5 {
         let v = top * f64::from(tick) / 5.0;
-        let _ = writeln!(
-            out,
-            r##"<line x1="{x0}" x2="{}" y1="{y:.1}" y2="{y:.1}" stroke="#e0e0e0"/><text x="{}" y="{:.1}" text-anchor="end">{}</text>"##,
-            x0 + PANEL_WIDTH,
-            x0 - 6.0,
-            y(v) + 4.0,
-            v.round(),
-            y = y(v)
-        );
+        grid_line(out, x0, PANEL_WIDTH, y(v), v);
     }
     for (n, _) in rows.iter().filter(|(n, _)| n % 30 == 10) {
         let _ = writeln!(
@@ -114,6 +106,19 @@ fn legend(out: &mut String, top: f64) {
             strategy.name().replace('`', "")
         );
     }
+}
+
+/// A grid line across a panel from `x0`, `width` wide, at height `y`,
+/// labelled `value` on its left.
+fn grid_line(out: &mut String, x0: f64, width: f64, y: f64, value: f64) {
+    let _ = writeln!(
+        out,
+        r##"<line x1="{x0}" x2="{}" y1="{y:.1}" y2="{y:.1}" stroke="#e0e0e0"/><text x="{}" y="{:.1}" text-anchor="end">{}</text>"##,
+        x0 + width,
+        x0 - 6.0,
+        y + 4.0,
+        value.round(),
+    );
 }
 
 /// An SVG document of `width` by `height` on white, still open.
@@ -173,15 +178,7 @@ pub fn overload_svg(runs: &[(Protection, Run)]) -> String {
     );
     let mut v = bottom;
     while v <= top {
-        let _ = writeln!(
-            out,
-            r##"<line x1="{x0}" x2="{}" y1="{y:.1}" y2="{y:.1}" stroke="#e0e0e0"/><text x="{}" y="{:.1}" text-anchor="end">{}</text>"##,
-            x0 + panel_width,
-            x0 - 6.0,
-            y(v) + 4.0,
-            v.round(),
-            y = y(v)
-        );
+        grid_line(&mut out, x0, panel_width, y(v), v);
         v *= 10.0;
     }
     for second in (0..=TICKS).step_by(120) {
